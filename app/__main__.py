@@ -1,0 +1,38 @@
+"""Command line: ``python -m app [--port N] [--address A] [--allow-websocket-origin HOST[:PORT]]``.
+
+With no flags it serves the explorable on http://localhost:5006/ .
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from app.server import DEFAULT_PORT, serve
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m app", description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PE_PORT", DEFAULT_PORT)),
+                        help="TCP port (default %(default)s, or $PE_PORT)")
+    parser.add_argument("--address", default=os.environ.get("PE_ADDRESS") or None,
+                        help="address to listen on (default: all of localhost)")
+    parser.add_argument("--allow-websocket-origin", action="append", default=None, metavar="HOST[:PORT]",
+                        help="a host allowed to open the websocket; repeat for more "
+                             "(default: $PE_ALLOWED_ORIGINS, comma separated, else localhost)")
+    args = parser.parse_args(argv)
+    if args.allow_websocket_origin is None:
+        env = os.environ.get("PE_ALLOWED_ORIGINS", "")
+        args.allow_websocket_origin = [o.strip() for o in env.split(",") if o.strip()]
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    origins = args.allow_websocket_origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
+    print(f"Serving the explorable on http://{args.address or 'localhost'}:{args.port}/", flush=True)
+    serve(port=args.port, address=args.address, allow_websocket_origin=origins)
+
+
+if __name__ == "__main__":
+    main()

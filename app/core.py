@@ -1,0 +1,262 @@
+"""The sinusoidal positional encoding of the Transformer, in NumPy.
+
+This module is the whole mathematics of the explorable and a public API: a
+teacher can import it in a notebook and get exactly the numbers the app draws.
+Every function is pure and vectorised (no Python loop over positions or pairs)
+and validates its arguments, raising ``ValueError`` with a message that names
+the argument and the values it accepts. Nothing is coerced silently.
+
+Notation (as in "Attention is all you need"):
+
+    omega_i        = base ** (-2 i / d_model),           i = 0 .. d_model/2 - 1
+    PE[pos, 2i]    = sin(pos * omega_i)
+    PE[pos, 2i+1]  = cos(pos * omega_i)
+
+Coordinates come in pairs; pair ``i`` holds columns ``2i`` and ``2i+1`` and
+turns by ``omega_i`` radians per position, so its wavelength (how many
+positions it needs to come back to where it was) is ``2 pi / omega_i``.
+
+Example::
+
+    >>> from app import core
+    >>> core.wavelengths(32)[:3].round(1)
+    array([ 6.3, 11.2, 19.9])
+    >>> float(core.relative_scores(3, 32)).__round__(6)
+    12.272398
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "DEFAULT_BASE",
+    "angles",
+    "encoding",
+    "encoding_rows",
+    "frequencies",
+    "gram",
+    "relative_scores",
+    "rotate",
+    "rotation",
+    "rotation_residual",
+    "row_norms",
+    "wavelengths",
+]
+
+DEFAULT_BASE = 10000.0
+
+
+# --------------------------------------------------------------------------
+# Argument checks: one message format for every function.
+# --------------------------------------------------------------------------
+
+def _integer(name: str, value: object, minimum: int, *, even: bool = False) -> int:
+    """Return ``value`` as an int, or raise naming ``name`` and its range."""
+    allowed = f"an even integer >= {minimum}" if even else f"an integer >= {minimum}"
+    # bool is an Integral, but d_model=True is a bug, not a size.
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be {allowed}; got {value!r}")
+    value = int(value)
+    if value < minimum or (even and value % 2):
+        raise ValueError(f"{name} must be {allowed}; got {value}")
+    return value
+
+
+def _base(base: object) -> float:
+    if isinstance(base, bool) or not isinstance(base, numbers.Real):
+        raise ValueError(f"base must be a finite real number > 1; got {base!r}")
+    value = float(base)
+    if not math.isfinite(value) or value <= 1.0:
+        raise ValueError(f"base must be a finite real number > 1; got {value}")
+    return value
+
+
+def _finite(name: str, value: ArrayLike) -> NDArray[np.float64]:
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite real number or an array of them; got {value!r}") from None
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite (no NaN or infinity); got {value!r}")
+    return array
+
+
+def _scalar(name: str, value: object) -> float:
+    if np.ndim(value) != 0:
+        raise ValueError(f"{name} must be a single finite real number; got shape {np.shape(value)}")
+    return float(_finite(name, value))
+
+
+# --------------------------------------------------------------------------
+# The ladder of frequencies.
+# --------------------------------------------------------------------------
+
+def frequencies(d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """Angular speed of every pair, in radians per position.
+
+    ``omega_i = base ** (-2 i / d_model)`` for ``i = 0 .. d_model/2 - 1``:
+    pair 0 turns one radian per position, and each later pair is slower by
+    the constant factor ``base ** (2 / d_model)``.
+
+    Returns an array of shape ``(d_model // 2,)``.
+    """
+    d_model = _integer("d_model", d_model, 2, even=True)
+    base = _base(base)
+    return base ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model)
+
+
+def wavelengths(d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """Positions each pair needs for one full turn: ``2 pi / omega_i``.
+
+    A geometric progression from ``2 pi`` (pair 0) up to just below
+    ``2 pi * base`` (the last pair). Shape ``(d_model // 2,)``.
+    """
+    return 2.0 * np.pi / frequencies(d_model, base)
+
+
+def angles(positions: ArrayLike, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """Angle of every pair at every position: ``pos * omega_i``.
+
+    ``positions`` may be a scalar or an array of any shape (any real values,
+    negative too); the result has shape ``positions.shape + (d_model // 2,)``.
+    """
+    positions = _finite("positions", positions)
+    return np.multiply.outer(positions, frequencies(d_model, base))
+
+
+def encoding_rows(positions: ArrayLike, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """Encoding vectors ``PE[pos]`` for arbitrary positions.
+
+    Column ``2i`` is ``sin(pos * omega_i)`` and column ``2i+1`` is
+    ``cos(pos * omega_i)`` (interleaved, as in the paper). The result has
+    shape ``positions.shape + (d_model,)``.
+    """
+    theta = angles(positions, d_model, base)
+    rows = np.empty((*theta.shape[:-1], 2 * theta.shape[-1]), dtype=np.float64)
+    rows[..., 0::2] = np.sin(theta)
+    rows[..., 1::2] = np.cos(theta)
+    return rows
+
+
+def encoding(T: int, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """The positional-encoding matrix ``PE`` of shape ``(T, d_model)``, float64.
+
+    Row ``pos`` (``pos = 0 .. T-1``) is the vector added to the embedding of
+    the token at that position::
+
+        PE[pos, 2i]   = sin(pos * base ** (-2i / d_model))
+        PE[pos, 2i+1] = cos(pos * base ** (-2i / d_model))
+
+    Row 0 is ``(0, 1, 0, 1, ...)``: every angle is zero there.
+    """
+    T = _integer("T", T, 1)
+    return encoding_rows(np.arange(T, dtype=np.float64), d_model, base)
+
+
+def row_norms(T: int, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """Euclidean length of every row of ``PE``; each equals ``sqrt(d_model / 2)``.
+
+    (Each pair contributes ``sin^2 + cos^2 = 1``.) Shape ``(T,)``.
+    """
+    return np.linalg.norm(encoding(T, d_model, base), axis=1)
+
+
+# --------------------------------------------------------------------------
+# A fixed shift is a fixed rotation.
+# --------------------------------------------------------------------------
+
+def rotation(k: float, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """The matrix ``M_k`` with ``PE[pos + k] = M_k @ PE[pos]`` for every ``pos``.
+
+    ``M_k`` is block diagonal; the block of pair ``i`` (rows and columns
+    ``2i, 2i+1``) is the rotation::
+
+        [[ cos(omega_i k),  sin(omega_i k)],
+         [-sin(omega_i k),  cos(omega_i k)]]
+
+    It depends on the offset ``k`` only, never on ``pos``. ``k`` may be any
+    real number, negative too (``M_-k`` is the inverse, and the transpose, of
+    ``M_k``). Shape ``(d_model, d_model)``.
+    """
+    k = _scalar("k", k)
+    theta = k * frequencies(d_model, base)
+    c, s = np.cos(theta), np.sin(theta)
+    m = np.zeros((d_model, d_model), dtype=np.float64)
+    even = np.arange(0, d_model, 2)
+    m[even, even] = c
+    m[even, even + 1] = s
+    m[even + 1, even] = -s
+    m[even + 1, even + 1] = c
+    return m
+
+
+def rotate(rows: ArrayLike, k: float, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """Apply ``M_k`` to encoding vectors without building the matrix.
+
+    ``rows`` has shape ``(..., d_model)``; the result equals
+    ``rows @ rotation(k, d_model, base).T`` but costs ``O(d_model)`` per row
+    instead of ``O(d_model**2)``, because each pair turns on its own.
+    """
+    k = _scalar("k", k)
+    rows = _finite("rows", rows)
+    if rows.ndim == 0:
+        raise ValueError("rows must have at least one dimension (the d_model coordinates)")
+    d_model = _integer("rows.shape[-1] (d_model)", rows.shape[-1], 2, even=True)
+    theta = k * frequencies(d_model, base)
+    c, s = np.cos(theta), np.sin(theta)
+    sin_col, cos_col = rows[..., 0::2], rows[..., 1::2]
+    out = np.empty_like(rows)
+    out[..., 0::2] = c * sin_col + s * cos_col
+    out[..., 1::2] = c * cos_col - s * sin_col
+    return out
+
+
+def rotation_residual(k: int, T: int, d_model: int, base: float = DEFAULT_BASE) -> float:
+    """Largest error of the shift identity over the whole table.
+
+    ``max |M_k PE[p] - PE[p + k]|`` over every ``p`` with both ``p`` and
+    ``p + k`` in ``0 .. T-1`` (0.0 when no such ``p`` exists, ``|k| >= T``).
+    In exact arithmetic it is zero; in float64 it is of the order of 1e-15.
+    """
+    T = _integer("T", T, 1)
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise ValueError(f"k must be an integer (a whole number of positions); got {k!r}")
+    k = int(k)
+    pe = encoding(T, d_model, base)
+    if abs(k) >= T:
+        return 0.0
+    start, stop = (0, T - k) if k >= 0 else (-k, T)
+    moved = rotate(pe[start:stop], k, base)
+    return float(np.max(np.abs(moved - pe[start + k:stop + k])))
+
+
+# --------------------------------------------------------------------------
+# What a dot product can see.
+# --------------------------------------------------------------------------
+
+def relative_scores(k: ArrayLike, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """Score of two positions ``k`` apart: ``S(k) = sum_i cos(omega_i k)``.
+
+    Equals ``PE[p] . PE[p + k]`` for every start ``p`` (by
+    ``cos(A - B) = cos A cos B + sin A sin B`` pair by pair), so it depends on
+    the distance only. ``S(0) = d_model / 2`` is the maximum, ``S(-k) = S(k)``,
+    and S is not monotone in ``|k|``. ``k`` may be a scalar or an array of
+    any shape (real values); the result has the same shape.
+    """
+    k = _finite("k", k)
+    return np.cos(np.multiply.outer(k, frequencies(d_model, base))).sum(axis=-1)
+
+
+def gram(T: int, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """All pairwise scores ``PE @ PE.T``, shape ``(T, T)``.
+
+    Entry ``[p, q]`` equals ``S(q - p)``: the matrix is constant along every
+    diagonal (a Toeplitz matrix), with ``d_model / 2`` on the main one.
+    """
+    pe = encoding(T, d_model, base)
+    return pe @ pe.T

@@ -1,0 +1,141 @@
+"""Which views go on which page, and the per-session set-up they share.
+
+Every page function is called once per browser session (``pn.serve`` does
+that), so every session gets its own state, figures and sources.
+
+Routes:
+* ``/``: the whole explorable, every view in reading order, with the controls;
+* ``/<view>`` for each name in ``VIEWS``: that view alone with its own
+  controls, for an iframe in a course page.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import panel as pn
+
+from app.state import LANGUAGES, URL_PARAMETERS, ExplorerState, Notice, parse_query
+from app.strings import text
+from components.controls import Controls
+from components.ladder import WavelengthLadder
+from components.notices import notice_alert
+from components.theme import STYLESHEET, html_pane
+
+
+@dataclass(frozen=True)
+class ViewSpec:
+    """A view class, the title key of its section and the controls it needs."""
+
+    view: type[pn.viewable.Viewer]
+    title: str
+    controls: tuple[str, ...]
+
+
+VIEWS: dict[str, ViewSpec] = {
+    "ladder": ViewSpec(WavelengthLadder, "ladder_title", ("d_model", "T", "base", "pair", "pos", "k")),
+}
+
+ALL_CONTROLS = ("d_model", "T", "base", "pair", "pos", "k", "lesson_preset", "paper_preset")
+
+
+def preferred_language(headers: Mapping[str, object]) -> str:
+    """The first of ``LANGUAGES`` named in an Accept-Language header; Spanish otherwise."""
+    accept = str(headers.get("Accept-Language", "") or "")
+    for part in accept.split(","):
+        code = part.split(";")[0].strip().lower()[:2]
+        if code in LANGUAGES:
+            return code
+    return "es"
+
+
+def session_args() -> dict[str, str]:
+    """The query string of the current session, first value of each key, as text."""
+    raw = pn.state.session_args or {}
+    return {key: values[0].decode("utf-8", "replace") for key, values in raw.items() if values}
+
+
+def session_state() -> tuple[ExplorerState, list[Notice]]:
+    """A fresh state for this session, read from the URL, and what had to be corrected."""
+    values, notices = parse_query(session_args())
+    if "lang" not in values:
+        values["lang"] = preferred_language(pn.state.headers or {})
+    return ExplorerState(**values), notices
+
+
+def link_url(state: ExplorerState) -> None:
+    """Keep the address bar equal to the state, so a copied link reproduces the view."""
+    location = pn.state.location
+    if location is None:
+        return
+
+    def write(*_events) -> None:
+        location.update_query(**state.query())
+
+    state.param.watch(write, list(URL_PARAMETERS))
+    write()
+
+
+def language_link(state: ExplorerState) -> pn.pane.HTML:
+    """A link to the same view in the other language (it reads the live address)."""
+    other = next(code for code in LANGUAGES if code != state.lang)
+    # The address changes with every slider move, so the link is built in the
+    # browser from the current address instead of being re-sent each time.
+    script = ("const u=new URL(window.location.href);"
+              f"u.searchParams.set('lang','{other}');window.location.assign(u.toString());return false;")
+    label = html.escape(text(state.lang, "language_switch"))
+    return html_pane(f'<a class="pe-lang" href="?lang={other}" hreflang="{other}" '
+                     f'onclick="{html.escape(script)}">{label}</a>', name="language_link")
+
+
+def header(state: ExplorerState) -> pn.viewable.Viewable:
+    lang = state.lang
+    title = html_pane(f'<h1 class="pe-title">{html.escape(text(lang, "page_title"))}</h1>'
+                      f'<p class="pe-subtitle">{html.escape(text(lang, "page_subtitle"))}</p>',
+                      sizing_mode="stretch_width")
+    return pn.Row(title, language_link(state), sizing_mode="stretch_width", css_classes=["pe-header"])
+
+
+def section(state: ExplorerState, name: str) -> pn.viewable.Viewable:
+    """One view under its heading; the heading's id is the view's name (for anchors)."""
+    spec = VIEWS[name]
+    heading = html_pane(f'<h2 class="pe-section" id="{name}">{html.escape(text(state.lang, spec.title))}</h2>',
+                        sizing_mode="stretch_width")
+    return pn.Column(heading, spec.view(state), sizing_mode="stretch_width", name=f"section_{name}")
+
+
+def full_page() -> pn.viewable.Viewable:
+    """The whole explorable: controls on the left, every view in reading order."""
+    state, notices = session_state()
+    link_url(state)
+    controls = pn.Column(
+        html_pane(f'<h2 class="pe-section">{html.escape(text(state.lang, "controls"))}</h2>'),
+        Controls(state, ALL_CONTROLS),
+        width=340, css_classes=["pe-sidebar"], name="controls",
+    )
+    views = pn.Column(*(section(state, name) for name in VIEWS), sizing_mode="stretch_width")
+    parts = [header(state), notice_alert(state.lang, notices), pn.Row(controls, views, sizing_mode="stretch_width")]
+    return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
+                     stylesheets=[STYLESHEET], css_classes=["pe-page"])
+
+
+def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
+    """A page factory for one view alone, with its controls above it (for iframes)."""
+
+    def page() -> pn.viewable.Viewable:
+        state, notices = session_state()
+        link_url(state)
+        spec = VIEWS[name]
+        parts = [notice_alert(state.lang, notices), Controls(state, spec.controls), spec.view(state)]
+        return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
+                         stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])
+
+    page.__name__ = f"{name}_page"
+    return page
+
+
+def routes() -> dict[str, Callable[[], pn.viewable.Viewable]]:
+    """Every route of the server: ``/`` and one per view."""
+    return {"/": full_page, **{name: view_page(name) for name in VIEWS}}

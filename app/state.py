@@ -1,0 +1,211 @@
+"""Every choice a learner can make, for one browser session.
+
+``ExplorerState`` is a plain ``param.Parameterized`` with no Panel import: the
+widgets are generated from its parameters, the views watch it, and the URL is
+parsed into it. The constraints between parameters live here and nowhere else:
+
+* ``d_model`` is even, 2 .. 1024; ``T`` is 1 .. 2048;
+* ``pair`` is 0 .. d_model/2 - 1;
+* ``pos`` is 0 .. T-1 and the offset ``k`` is -(T-1) .. T-1;
+* ``base`` is one of the log-spaced values of ``BASES``.
+
+When ``d_model`` or ``T`` shrinks, ``pair``, ``pos`` and ``k`` are clamped into
+their new ranges before the ranges themselves change, so no observer ever sees
+a value outside its bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import param
+
+D_MODEL_MAX = 1024
+T_MAX = 2048
+#: 1-2-5 steps, so the slider moves evenly on a log scale; 10000 is the paper's.
+BASES: tuple[int, ...] = (
+    2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000,
+    10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000,
+)
+
+#: One-click sizes. "lesson" is the first lesson's NumPy cells (d_model=32, T=24);
+#: "paper" is the Transformer base model's d_model with a text-length T.
+PRESETS: dict[str, dict[str, int]] = {
+    "lesson": {"d_model": 32, "T": 24, "base": 10_000, "pair": 0, "pos": 0, "k": 3},
+    "paper": {"d_model": 512, "T": 512, "base": 10_000, "pair": 0, "pos": 0, "k": 3},
+    "largest": {"d_model": D_MODEL_MAX, "T": T_MAX, "base": 10_000, "pair": 0, "pos": 0, "k": 3},
+}
+
+LANGUAGES = ("es", "en")
+
+#: Parameters that travel in the query string, in the order they are written there.
+URL_PARAMETERS = ("d_model", "T", "base", "pair", "pos", "k", "lang")
+
+
+class EvenInteger(param.Integer):
+    """An ``Integer`` that also refuses odd values (d_model holds pairs)."""
+
+    def _validate_value(self, val, allow_None):
+        super()._validate_value(val, allow_None)
+        if val is not None and val % 2:
+            raise ValueError(f"{self.name} must be even; got {val}")
+
+
+class ExplorerState(param.Parameterized):
+    """The explorable's state: sizes, the selected pair, position and offset."""
+
+    d_model = EvenInteger(default=32, bounds=(2, D_MODEL_MAX), step=2, doc=(
+        "Width of the encoding: the number of coordinates, two per pair."))
+    T = param.Integer(default=24, bounds=(1, T_MAX), doc=(
+        "Number of positions in the table (rows of PE)."))
+    base = param.Selector(default=10_000, objects=list(BASES), doc=(
+        "The base of the geometric ladder; the last pair's wavelength is just below 2*pi*base."))
+    pair = param.Integer(default=0, bounds=(0, 15), doc="Selected pair i (coordinates 2i and 2i+1).")
+    pos = param.Integer(default=0, bounds=(0, 23), doc="Selected position.")
+    k = param.Integer(default=3, bounds=(-23, 23), doc="Offset: the second position is pos + k.")
+    lang = param.Selector(default="es", objects=list(LANGUAGES), doc="Language of the interface.")
+
+    lesson_preset = param.Action(lambda self: self.apply_preset("lesson"))
+    paper_preset = param.Action(lambda self: self.apply_preset("paper"))
+
+    def __init__(self, **params):
+        # pair/pos/k are checked against bounds that depend on the sizes, so
+        # they are set only once the sizes (and so the bounds) are in place.
+        dependent = {key: params.pop(key) for key in ("pair", "pos", "k") if key in params}
+        super().__init__(**params)
+        self._sync_bounds()
+        self.param.update(dependent)
+
+    @param.depends("d_model", "T", watch=True)
+    def _sync_bounds(self) -> None:
+        pair_max, last_pos = self.d_model // 2 - 1, self.T - 1
+        # Values first, bounds second: while the values move, the old (wider)
+        # bounds still hold them, and afterwards the new bounds do.
+        with param.parameterized.batch_call_watchers(self):
+            self.param.update(
+                pair=min(self.pair, pair_max),
+                pos=min(self.pos, last_pos),
+                k=max(-last_pos, min(self.k, last_pos)),
+            )
+        self.param.pair.bounds = (0, pair_max)
+        self.param.pos.bounds = (0, last_pos)
+        self.param.k.bounds = (-last_pos, last_pos)
+
+    def apply_preset(self, name: str) -> None:
+        """Switch to one of ``PRESETS`` in one step."""
+        values = PRESETS[name]
+        # Sizes first so the bounds of pair/pos/k are right before they are set.
+        self.param.update({key: values[key] for key in ("d_model", "T", "base")})
+        self.param.update({key: values[key] for key in ("pair", "pos", "k")})
+
+    @property
+    def target(self) -> int:
+        """The second position, ``pos + k``; it may fall outside 0 .. T-1."""
+        return self.pos + self.k
+
+    def query(self) -> dict[str, str]:
+        """The query-string form of the state (inverse of ``parse_query``)."""
+        return {name: str(getattr(self, name)) for name in URL_PARAMETERS}
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A value from outside (a URL) that could not be used as given.
+
+    ``given`` is the raw text, kept for the message; it must be escaped by
+    whoever puts it in a page.
+    """
+
+    parameter: str
+    given: str
+    used: str
+    reason: str  # "not_a_number" | "out_of_range" | "odd" | "not_allowed" | "off_grid"
+
+
+def _to_int(text: str) -> int | None:
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(number):
+        return None
+    return round(number)
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(value, high))
+
+
+def parse_query(args: Mapping[str, str]) -> tuple[dict[str, object], list[Notice]]:
+    """Turn raw query-string values into valid state values and notices.
+
+    Every parameter of ``URL_PARAMETERS`` that is present is read; anything
+    that is not a number, out of range, odd (``d_model``) or not one of the
+    allowed values is replaced by the nearest valid value (or the default,
+    when there is no nearest) and reported in a ``Notice``. Unknown keys are
+    ignored. The result can be passed to ``ExplorerState(**values)``.
+    """
+    values: dict[str, object] = {}
+    notices: list[Notice] = []
+    defaults = ExplorerState.param
+
+    def note(name: str, given: str, used: object, reason: str) -> None:
+        notices.append(Notice(name, given, str(used), reason))
+
+    def integer(name: str, low: int, high: int) -> None:
+        if name not in args:
+            return
+        given = args[name]
+        number = _to_int(given)
+        if number is None:
+            used = _clamp(defaults[name].default, low, high)
+            note(name, given, used, "not_a_number")
+        else:
+            used = _clamp(number, low, high)
+            if used != number:
+                note(name, given, used, "out_of_range")
+            elif str(number) != given.strip():
+                note(name, given, used, "not_a_number")
+        values[name] = used
+
+    integer("T", 1, T_MAX)
+    integer("d_model", 2, D_MODEL_MAX)
+    if values.get("d_model", 0) % 2:
+        used = values["d_model"] + 1 if values["d_model"] < D_MODEL_MAX else values["d_model"] - 1
+        note("d_model", args["d_model"], used, "odd")
+        values["d_model"] = used
+
+    if "base" in args:
+        number = _to_float(args["base"])
+        if number is None or number <= 0:
+            values["base"] = defaults["base"].default
+            note("base", args["base"], values["base"], "not_a_number")
+        else:
+            nearest = min(BASES, key=lambda b: abs(math.log(b) - math.log(number)))
+            values["base"] = nearest
+            if nearest != number:
+                note("base", args["base"], nearest, "off_grid")
+
+    d_model = values.get("d_model", defaults["d_model"].default)
+    T = values.get("T", defaults["T"].default)
+    integer("pair", 0, d_model // 2 - 1)
+    integer("pos", 0, T - 1)
+    integer("k", -(T - 1), T - 1)
+
+    if "lang" in args:
+        lang = args["lang"].strip().lower()
+        if lang in LANGUAGES:
+            values["lang"] = lang
+        else:
+            note("lang", args["lang"], defaults["lang"].default, "not_allowed")
+    return values, notices
+
+
+def _to_float(text: str) -> float | None:
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None

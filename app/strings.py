@@ -1,0 +1,151 @@
+"""Every user-visible string, one table per language.
+
+Views never hold literal text: they call ``text(lang, key, **values)``. Both
+tables must have the same keys (a test checks it). Values are ``str.format``
+templates; numbers are formatted by the caller's template, not here.
+"""
+
+from __future__ import annotations
+
+ES: dict[str, str] = {
+    # Page
+    "page_title": "Codificación posicional sinusoidal",
+    "page_subtitle": "Cada posición, un puñado de relojes: arrastra los controles y mira cómo se mueve la estructura.",
+    "language_switch": "English",
+    "controls": "Controles",
+    "presets": "Tamaños",
+    # Parameters (widget labels)
+    "d_model": "d_model (ancho)",
+    "T": "T (posiciones)",
+    "base": "base",
+    "pair": "pareja i",
+    "pos": "posición pos",
+    "k": "desplazamiento k",
+    "lesson_preset": "Lección: 32 × 24",
+    "paper_preset": "Artículo: 512 × 512",
+    "play": "Reproducir",
+    # Notices about values from the address
+    "notice_title": "Algunos valores de la dirección no eran válidos y se han corregido:",
+    "notice_not_a_number": "{parameter} = «{given}» no es un número entero; se usa {used}.",
+    "notice_out_of_range": "{parameter} = {given} está fuera de rango; se usa {used}.",
+    "notice_odd": "{parameter} = {given} es impar (las coordenadas van por parejas); se usa {used}.",
+    "notice_off_grid": "{parameter} = {given} no está en la escala; se usa el valor más cercano, {used}.",
+    "notice_not_allowed": "{parameter} = «{given}» no es una opción; se usa {used}.",
+    # Section 1: the wavelength ladder
+    "ladder_title": "La escalera de longitudes de onda",
+    "heatmap_title": "PE: una fila por posición, una columna por coordenada",
+    "heatmap_x": "coordenada (columna 2i = seno, 2i+1 = coseno)",
+    "heatmap_y": "posición pos",
+    "heatmap_colorbar": "valor",
+    "ladder_plot_title": "Longitud de onda de cada pareja (escala logarítmica)",
+    "ladder_x": "pareja i",
+    "ladder_y": "λᵢ (posiciones)",
+    "ladder_T_line": "T = {T}",
+    "ladder_count": "{count} de {pairs} parejas dan al menos una vuelta completa dentro de T = {T}.",
+    "hover_pos": "pos",
+    "hover_dim": "coordenada",
+    "hover_pair": "pareja",
+    "hover_kind": "función",
+    "hover_value": "valor",
+    "hover_wavelength": "λ",
+    "hover_ratio": "× la anterior",
+    "sin": "seno",
+    "cos": "coseno",
+    # Section 2: the clocks
+    "clocks_title": "Un reloj por pareja",
+    "clocks_row_title": "Parejas alrededor de la elegida: rápidas a la izquierda, lentas a la derecha",
+    "clocks_strip_title": "Todas las parejas",
+    "pair_clock_title": "Pareja {pair}: ω = {omega:.4g} rad por posición",
+    "clock_hand_pos": "pos = {pos}",
+    "clock_hand_target": "pos + k = {target}",
+    "clock_arc": "ω·k = {angle:.3f} rad",
+    "block_title": "Bloque {pair} de M_{k}",
+    "block_note": "Mueve (PE₂ᵢ, PE₂ᵢ₊₁) de pos a pos + k, sea cual sea pos.",
+    # Section 3: score vs distance
+    "distance_title": "La puntuación sólo depende de la distancia",
+    "distance_plot_title": "S(k) = Σ cos(ωᵢ·k) = PE_p · PE_p+k",
+    "distance_x": "desplazamiento k",
+    "distance_y": "puntuación S(k)",
+    "distance_curve": "S(k)",
+    "distance_samples": "PE_p · PE_p+k para p = {starts}",
+    "distance_marker": "S({k}) = {score:.6f}",
+    "distance_max": "máximo: S(0) = d_model/2 = {value}",
+    # Section 4: live checks
+    "checks_title": "Comprobaciones en vivo",
+    "check_norm": "Todas las filas miden √(d_model/2) = {expected:.6g}: desviación máxima {error:.1e}.",
+    "check_rotation": "Máximo de |M_k·PE_p − PE_p+k| sobre {count} posiciones p: {error:.1e}.",
+    "check_rotation_none": "Con |k| ≥ T no hay ninguna pareja de posiciones a distancia k dentro de la tabla.",
+    "check_target_outside": "pos + k = {target} cae fuera de la tabla (0 … {last}); los relojes siguen valiendo.",
+}
+
+EN: dict[str, str] = {
+    "page_title": "Sinusoidal positional encoding",
+    "page_subtitle": "Every position, a handful of clocks: drag the controls and watch the structure move.",
+    "language_switch": "Español",
+    "controls": "Controls",
+    "presets": "Sizes",
+    "d_model": "d_model (width)",
+    "T": "T (positions)",
+    "base": "base",
+    "pair": "pair i",
+    "pos": "position pos",
+    "k": "offset k",
+    "lesson_preset": "Lesson: 32 × 24",
+    "paper_preset": "Paper: 512 × 512",
+    "play": "Play",
+    "notice_title": "Some values in the address were not valid and have been corrected:",
+    "notice_not_a_number": "{parameter} = “{given}” is not a whole number; using {used}.",
+    "notice_out_of_range": "{parameter} = {given} is out of range; using {used}.",
+    "notice_odd": "{parameter} = {given} is odd (coordinates come in pairs); using {used}.",
+    "notice_off_grid": "{parameter} = {given} is not on the scale; using the nearest value, {used}.",
+    "notice_not_allowed": "{parameter} = “{given}” is not an option; using {used}.",
+    "ladder_title": "The wavelength ladder",
+    "heatmap_title": "PE: one row per position, one column per coordinate",
+    "heatmap_x": "coordinate (column 2i = sine, 2i+1 = cosine)",
+    "heatmap_y": "position pos",
+    "heatmap_colorbar": "value",
+    "ladder_plot_title": "Wavelength of every pair (log scale)",
+    "ladder_x": "pair i",
+    "ladder_y": "λᵢ (positions)",
+    "ladder_T_line": "T = {T}",
+    "ladder_count": "{count} of {pairs} pairs make at least one full turn within T = {T}.",
+    "hover_pos": "pos",
+    "hover_dim": "coordinate",
+    "hover_pair": "pair",
+    "hover_kind": "function",
+    "hover_value": "value",
+    "hover_wavelength": "λ",
+    "hover_ratio": "× previous",
+    "sin": "sine",
+    "cos": "cosine",
+    "clocks_title": "One clock per pair",
+    "clocks_row_title": "Pairs around the selected one: fast on the left, slow on the right",
+    "clocks_strip_title": "All pairs",
+    "pair_clock_title": "Pair {pair}: ω = {omega:.4g} rad per position",
+    "clock_hand_pos": "pos = {pos}",
+    "clock_hand_target": "pos + k = {target}",
+    "clock_arc": "ω·k = {angle:.3f} rad",
+    "block_title": "Block {pair} of M_{k}",
+    "block_note": "Moves (PE₂ᵢ, PE₂ᵢ₊₁) from pos to pos + k, whatever pos is.",
+    "distance_title": "The score depends on distance only",
+    "distance_plot_title": "S(k) = Σ cos(ωᵢ·k) = PE_p · PE_p+k",
+    "distance_x": "offset k",
+    "distance_y": "score S(k)",
+    "distance_curve": "S(k)",
+    "distance_samples": "PE_p · PE_p+k for p = {starts}",
+    "distance_marker": "S({k}) = {score:.6f}",
+    "distance_max": "maximum: S(0) = d_model/2 = {value}",
+    "checks_title": "Live checks",
+    "check_norm": "Every row has length √(d_model/2) = {expected:.6g}: largest deviation {error:.1e}.",
+    "check_rotation": "Largest |M_k·PE_p − PE_p+k| over {count} positions p: {error:.1e}.",
+    "check_rotation_none": "With |k| ≥ T no two positions of the table are k apart.",
+    "check_target_outside": "pos + k = {target} falls outside the table (0 … {last}); the clocks still hold.",
+}
+
+TABLES: dict[str, dict[str, str]] = {"es": ES, "en": EN}
+
+
+def text(lang: str, key: str, **values: object) -> str:
+    """The string ``key`` in language ``lang``, formatted with ``values``."""
+    template = TABLES[lang][key]
+    return template.format(**values) if values else template

@@ -1,0 +1,54 @@
+"""The sliders and buttons, generated from the state's parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import panel as pn
+import param
+
+from app.state import ExplorerState
+from app.strings import text
+
+#: The widget class of each parameter; everything else (bounds, step, value,
+#: the two-way link) comes from the parameter itself through ``from_param``.
+WIDGETS: dict[str, type[pn.widgets.Widget]] = {
+    "d_model": pn.widgets.IntSlider,
+    "T": pn.widgets.IntSlider,
+    "base": pn.widgets.DiscreteSlider,
+    "pair": pn.widgets.IntSlider,
+    "pos": pn.widgets.IntSlider,
+    "k": pn.widgets.IntSlider,
+    "lesson_preset": pn.widgets.Button,
+    "paper_preset": pn.widgets.Button,
+}
+
+
+def widget_for(state: ExplorerState, name: str) -> pn.widgets.Widget:
+    """The widget of parameter ``name``, linked both ways, labelled in the state's language."""
+    kind = WIDGETS[name]
+    options = {"name": text(state.lang, name), "sizing_mode": "stretch_width"}
+    if kind is pn.widgets.Button:
+        options.update(button_type="primary", button_style="outline")
+    return kind.from_param(state.param[name], **options)
+
+
+class Controls(pn.viewable.Viewer):
+    """A column of widgets for some of the state's parameters."""
+
+    state = param.ClassSelector(class_=ExplorerState)
+    parameters = param.List(default=["d_model", "T", "base", "pair", "pos", "k"])
+
+    def __init__(self, state: ExplorerState, parameters: Sequence[str] | None = None, **params):
+        if parameters is not None:
+            params["parameters"] = list(parameters)
+        super().__init__(state=state, **params)
+        sliders = [widget_for(state, p) for p in self.parameters if WIDGETS[p] is not pn.widgets.Button]
+        buttons = [widget_for(state, p) for p in self.parameters if WIDGETS[p] is pn.widgets.Button]
+        parts: list = list(sliders)
+        if buttons:
+            parts.append(pn.Row(*buttons, sizing_mode="stretch_width"))
+        self._layout = pn.Column(*parts, sizing_mode="stretch_width", css_classes=["pe-controls"])
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self._layout

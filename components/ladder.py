@@ -1,0 +1,182 @@
+"""The wavelength ladder: PE as an image, with every pair's wavelength above it.
+
+Two figures share one x axis (the coordinate, 0 .. d_model): the heatmap of
+``PE`` (rows = positions, top to bottom) and, above it, a bar per pair whose
+height is its wavelength on a log scale, with a line at ``T``. The selected
+pair's two columns are outlined and the rows ``pos`` and ``pos + k`` marked.
+
+What is resent on a change:
+* d_model, T, base: the image, the ladder bars, axes ranges and the count;
+* pair: the outline and the highlighted bar (one row each);
+* pos, k: the two row marks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import panel as pn
+import param
+from bokeh.models import (
+    ColorBar,
+    ColumnDataSource,
+    CustomJSHover,
+    CustomJSTickFormatter,
+    FixedTicker,
+    HoverTool,
+    LinearColorMapper,
+    Range1d,
+    Span,
+)
+from bokeh.palettes import RdBu11, interp_palette
+from bokeh.plotting import figure
+
+from app import core
+from app.state import ExplorerState
+from app.strings import text
+from components.theme import COLORS, html_pane, readout, style_figure
+
+#: Diverging and colour-blind safe (ColorBrewer RdBu), fixed to [-1, 1].
+PALETTE = interp_palette(RdBu11, 256)
+#: Pair ticks shown on the ladder's axis at most; more would overlap.
+MAX_PAIR_TICKS = 16
+
+
+def heatmap_data(pe: np.ndarray) -> dict[str, list]:
+    """The image source's columns for an encoding table (float32 is exact to 1e-7 here)."""
+    T, d_model = pe.shape
+    # Row 0 is drawn at y = 0, which the flipped y range puts at the top.
+    return {"image": [pe.astype(np.float32)], "x": [0], "y": [0], "dw": [d_model], "dh": [T]}
+
+
+def ladder_data(d_model: int, base: float) -> dict[str, np.ndarray]:
+    """Bars of the ladder, one per pair, centred over the pair's two columns."""
+    lam = core.wavelengths(d_model, base)
+    pairs = np.arange(lam.size)
+    return {"pair": pairs, "x": 2.0 * pairs + 1.0, "wavelength": lam}
+
+
+def pair_ticks(pairs: int) -> list[float]:
+    """Tick positions (column coordinates) for a readable subset of pairs."""
+    step = max(1, int(np.ceil(pairs / MAX_PAIR_TICKS)))
+    return [2.0 * i + 1.0 for i in range(0, pairs, step)]
+
+
+class WavelengthLadder(pn.viewable.Viewer):
+    """Heatmap of PE with the ladder of wavelengths, linked to the state."""
+
+    state = param.ClassSelector(class_=ExplorerState)
+
+    def __init__(self, state: ExplorerState, **params):
+        super().__init__(state=state, **params)
+        lang = state.lang
+        self.heatmap = ColumnDataSource(name="heatmap", data=heatmap_data(np.zeros((1, 2))))
+        self.ladder = ColumnDataSource(name="ladder", data=ladder_data(2, 10.0))
+        self.ladder_selected = ColumnDataSource(name="ladder_selected", data={"x": [], "wavelength": []})
+        self.pair_outline = ColumnDataSource(name="pair_outline", data={"left": [], "right": [], "top": [],
+                                                                        "bottom": []})
+        self.row_marks = ColumnDataSource(name="row_marks", data={"top": [], "bottom": [], "label": [],
+                                                                  "color": []})
+
+        x_range = Range1d(0, 2, name="coordinate_range")
+        self.ladder_figure = figure(
+            name="ladder_plot", title=text(lang, "ladder_plot_title"), x_range=x_range,
+            y_axis_type="log", height=230, sizing_mode="stretch_width",
+            tools="", toolbar_location=None,
+        )
+        self.ladder_figure.vbar(x="x", top="wavelength", bottom=1.0, width=1.6, source=self.ladder,
+                                color=COLORS["bar"], name="ladder_bars")
+        self.ladder_figure.vbar(x="x", top="wavelength", bottom=1.0, width=1.6, source=self.ladder_selected,
+                                color=COLORS["selected"], name="ladder_selected_bar")
+        self.T_line = Span(dimension="width", location=24, line_color=COLORS["target"], line_width=3,
+                           line_dash="dashed", name="T_line")
+        self.ladder_figure.add_layout(self.T_line)
+        self.ladder_figure.add_tools(HoverTool(renderers=self.ladder_figure.renderers[:1], tooltips=[
+            (text(lang, "hover_pair"), "@pair"),
+            (text(lang, "hover_wavelength"), "@wavelength{0,0.0}"),
+        ]))
+        self.ladder_figure.xaxis.axis_label = text(lang, "ladder_x")
+        self.ladder_figure.yaxis.axis_label = text(lang, "ladder_y")
+        self.ladder_figure.xaxis.ticker = FixedTicker(ticks=[1.0])
+        self.ladder_figure.xaxis.formatter = CustomJSTickFormatter(code="return ((tick - 1) / 2).toFixed(0)")
+
+        self.heatmap_figure = figure(
+            name="heatmap_plot", title=text(lang, "heatmap_title"), x_range=x_range,
+            y_range=Range1d(24, 0, name="position_range"), height=430, sizing_mode="stretch_width",
+            tools="", toolbar_location=None,
+        )
+        mapper = LinearColorMapper(palette=PALETTE, low=-1.0, high=1.0)
+        image = self.heatmap_figure.image(image="image", x="x", y="y", dw="dw", dh="dh",
+                                          color_mapper=mapper, source=self.heatmap, name="heatmap_image")
+        self.heatmap_figure.quad(left="left", right="right", top="top", bottom="bottom",
+                                 source=self.pair_outline, fill_alpha=0, line_color=COLORS["selected"],
+                                 line_width=3, name="pair_outline_glyph")
+        self.heatmap_figure.hstrip(y0="top", y1="bottom", source=self.row_marks, fill_alpha=0,
+                                   line_color="color", line_width=3, name="row_marks_glyph")
+        column = CustomJSHover(args={"sin": text(lang, "sin"), "cos": text(lang, "cos")}, code="""
+            const d = Math.floor(value);
+            if (format == 'pair') return String(Math.floor(d / 2));
+            if (format == 'kind') return d % 2 == 0 ? sin : cos;
+            return String(d);
+        """)
+        row = CustomJSHover(code="return String(Math.floor(value));")
+        self.heatmap_figure.add_tools(HoverTool(renderers=[image], tooltips=[
+            (text(lang, "hover_pos"), "$y{row}"),
+            (text(lang, "hover_dim"), "$x{dim}"),
+            (text(lang, "hover_pair"), "$x{pair}"),
+            (text(lang, "hover_kind"), "$x{kind}"),
+            (text(lang, "hover_value"), "@image{0.0000}"),
+        ], formatters={"$x": column, "$y": row}))
+        self.heatmap_figure.add_layout(ColorBar(color_mapper=mapper, title=text(lang, "heatmap_colorbar"),
+                                                orientation="horizontal", height=14,
+                                                location=(0, 0), name="heatmap_colorbar"), "below")
+        self.heatmap_figure.xaxis.axis_label = text(lang, "heatmap_x")
+        self.heatmap_figure.yaxis.axis_label = text(lang, "heatmap_y")
+        for fig in (self.ladder_figure, self.heatmap_figure):
+            style_figure(fig)
+            fig.min_border_left = 90  # same inner left edge, so the bars sit over their columns
+
+        self.count = html_pane("", name="ladder_count", sizing_mode="stretch_width")
+        self._layout = pn.Column(
+            pn.pane.Bokeh(self.ladder_figure, sizing_mode="stretch_width"),
+            self.count,
+            pn.pane.Bokeh(self.heatmap_figure, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width", name="ladder_view",
+        )
+        self._update_table()
+        self._update_pair()
+        self._update_rows()
+
+    @param.depends("state.d_model", "state.T", "state.base", watch=True)
+    def _update_table(self) -> None:
+        s = self.state
+        self.heatmap.data = heatmap_data(core.encoding(s.T, s.d_model, s.base))
+        self.ladder.data = ladder_data(s.d_model, s.base)
+        lam = self.ladder.data["wavelength"]
+        self.heatmap_figure.x_range.update(start=0, end=s.d_model)
+        self.heatmap_figure.y_range.update(start=s.T, end=0)
+        self.ladder_figure.y_range.update(start=1.0, end=float(max(lam.max(), s.T)) * 2.0)
+        self.ladder_figure.xaxis.ticker.ticks = pair_ticks(s.d_model // 2)
+        self.T_line.location = s.T
+        self.count.object = readout(s.lang, "ladder_count", count=int(np.sum(lam <= s.T)), pairs=lam.size, T=s.T)
+        self._update_pair()
+        self._update_rows()
+
+    @param.depends("state.pair", watch=True)
+    def _update_pair(self) -> None:
+        s = self.state
+        left = 2 * s.pair
+        self.pair_outline.data = {"left": [left], "right": [left + 2], "top": [0], "bottom": [s.T]}
+        self.ladder_selected.data = {"x": [left + 1.0],
+                                     "wavelength": [float(self.ladder.data["wavelength"][s.pair])]}
+
+    @param.depends("state.pos", "state.k", watch=True)
+    def _update_rows(self) -> None:
+        s = self.state
+        rows = [(s.pos, "pos", COLORS["pos"])]
+        if 0 <= s.target < s.T:
+            rows.append((s.target, "pos+k", COLORS["target"]))
+        self.row_marks.data = {"top": [r[0] for r in rows], "bottom": [r[0] + 1 for r in rows],
+                               "label": [r[1] for r in rows], "color": [r[2] for r in rows]}
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self._layout

@@ -1,0 +1,40 @@
+"""A visible, escaped list of the values that had to be corrected."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import panel as pn
+
+from app.state import Notice
+from app.strings import text
+from components.theme import html_pane
+
+#: Longest piece of user input echoed back; the rest is cut (it is only a hint).
+ECHO_LIMIT = 40
+
+
+def _echo(given: str) -> str:
+    cut = given if len(given) <= ECHO_LIMIT else given[:ECHO_LIMIT] + "…"
+    return html.escape(cut, quote=True)
+
+
+def notice_html(lang: str, notices: Sequence[Notice]) -> str:
+    """The notices as an HTML list; every piece of user input is escaped."""
+    items = "".join(
+        "<li>" + text(lang, f"notice_{n.reason}", parameter=html.escape(n.parameter),
+                      given=_echo(n.given), used=html.escape(n.used)) + "</li>"
+        for n in notices
+    )
+    return f"<strong>{html.escape(text(lang, 'notice_title'))}</strong><ul>{items}</ul>"
+
+
+def notice_alert(lang: str, notices: Sequence[Notice]) -> pn.viewable.Viewable | None:
+    """An alert box listing the notices, or ``None`` when there are none."""
+    if not notices:
+        return None
+    # An HTML pane, not Alert: Alert renders Markdown, and escaped text can
+    # still carry Markdown syntax (links) that we do not want to interpret.
+    return html_pane(f'<div class="pe-notice" role="alert">{notice_html(lang, notices)}</div>',
+                     sizing_mode="stretch_width", name="notices")

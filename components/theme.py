@@ -1,0 +1,53 @@
+"""Colours and figure styling shared by every view: readable from the back of a room."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import panel as pn
+from bokeh.plotting import figure as Figure
+
+from app.strings import text
+
+STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+#: Panel renders each component in its own shadow root, so the page's CSS is
+#: handed to every component that shows our own markup.
+STYLESHEET = (STATIC_DIR / "app.css").read_text(encoding="utf-8")
+
+#: Okabe-Ito colours (colour-blind safe); each role means the same in every view.
+COLORS: dict[str, str] = {
+    "pos": "#0072B2",       # the first position and its hand
+    "target": "#D55E00",    # pos + k and its hand
+    "selected": "#009E73",  # the selected pair
+    "bar": "#999999",       # the other pairs
+    "curve": "#332288",     # S(k)
+    "ink": "#222222",
+}
+
+TITLE_SIZE = "17pt"
+LABEL_SIZE = "15pt"
+TICK_SIZE = "13pt"
+
+
+def style_figure(fig: Figure) -> Figure:
+    """Large type and a quiet frame for a Bokeh figure; returns it."""
+    fig.title.text_font_size = TITLE_SIZE
+    fig.title.text_color = COLORS["ink"]
+    for axis in (*fig.xaxis, *fig.yaxis):
+        axis.axis_label_text_font_size = LABEL_SIZE
+        axis.axis_label_text_font_style = "normal"
+        axis.major_label_text_font_size = TICK_SIZE
+    fig.outline_line_color = None
+    fig.toolbar.logo = None
+    return fig
+
+
+def html_pane(markup: str, **params) -> pn.pane.HTML:
+    """An HTML pane that carries the app's stylesheet into its shadow root."""
+    return pn.pane.HTML(markup, stylesheets=[STYLESHEET], **params)
+
+
+def readout(lang: str, key: str, **values: object) -> str:
+    """A sentence from the string table as escaped HTML in the readout style."""
+    return f'<div class="pe-readout">{html.escape(text(lang, key, **values))}</div>'

@@ -1,0 +1,69 @@
+"""Shared fixtures: the app served in-process, and Debian's Chromium for Playwright."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import urllib.request
+
+import pytest
+
+from tests.helpers import wait_until
+
+CHROMIUM = os.environ.get("PE_CHROMIUM", "/usr/bin/chromium")
+#: Without the background-networking flags Chromium keeps dialling out, and this
+#: machine's closed network refuses every attempt.
+CHROMIUM_ARGS = [
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """Base URL of the explorable, served in this process on a free loopback port."""
+    from app.server import serve
+
+    port = free_port()
+    origins = [f"127.0.0.1:{port}", f"localhost:{port}"]
+    server = serve(port=port, address="127.0.0.1", allow_websocket_origin=origins, threaded=True)
+    url = f"http://127.0.0.1:{port}"
+
+    def alive() -> bool:
+        try:
+            with urllib.request.urlopen(f"{url}/liveness", timeout=2) as response:
+                return response.status == 200
+        except OSError:
+            return False
+
+    wait_until(alive, timeout=30, message="the server never answered /liveness")
+    yield url
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """Launch Debian's Chromium; under CI a missing browser fails the run instead of skipping."""
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        message = f"Chromium not found at {CHROMIUM} (apt-get install -y --no-install-recommends chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture
+def console_errors(page):
+    """Errors the page logs or throws; tests assert it stays empty."""
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return errors

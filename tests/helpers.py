@@ -1,0 +1,90 @@
+"""Helpers for the browser tests: polling, and reading Bokeh models out of the page."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+def wait_until(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05,
+               message: str = "condition not met") -> Any:
+    """Poll ``condition`` until it returns something truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{message} (after {timeout} s)")
+        time.sleep(interval)
+
+
+# Columns arrive as plain arrays, typed arrays or Bokeh ndarrays (images); all
+# become {"shape": [...], "values": [...]} or plain lists so Python can read them.
+_READ_SOURCE = """
+(name) => {
+  const plain = (v) => {
+    if (v == null) return v;
+    if (ArrayBuffer.isView(v)) return {shape: v.shape ?? [v.length], values: Array.from(v)};
+    if (Array.isArray(v)) return v.map(plain);
+    return v;
+  };
+  for (const doc of (window.Bokeh?.documents ?? [])) {
+    const model = doc.get_model_by_name(name);
+    if (model != null) {
+      const out = {};
+      for (const [key, value] of (model.data instanceof Map ? model.data.entries() : Object.entries(model.data)))
+        out[key] = plain(value);
+      return out;
+    }
+  }
+  return null;
+}
+"""
+
+_READ_PROPERTY = """
+([name, attr]) => {
+  for (const doc of (window.Bokeh?.documents ?? [])) {
+    const model = doc.get_model_by_name(name);
+    if (model != null) return model[attr];
+  }
+  return null;
+}
+"""
+
+
+def _column(value: Any) -> Any:
+    if isinstance(value, dict) and "values" in value:
+        return np.asarray(value["values"], dtype=float).reshape(value["shape"])
+    if isinstance(value, list):
+        return [_column(v) for v in value] if value and isinstance(value[0], dict) else np.asarray(value)
+    return value
+
+
+def source_data(page, name: str) -> dict[str, Any] | None:
+    """The data of the ColumnDataSource called ``name`` in the page's Bokeh documents."""
+    raw = page.evaluate(_READ_SOURCE, name)
+    return None if raw is None else {key: _column(value) for key, value in raw.items()}
+
+
+def model_property(page, name: str, attr: str) -> Any:
+    """A property of the Bokeh model called ``name`` (e.g. a range's ``start``)."""
+    return page.evaluate(_READ_PROPERTY, [name, attr])
+
+
+def wait_for_source(page, name: str, condition: Callable[[dict], Any] = bool, timeout: float = 15.0) -> dict:
+    """Poll until the source exists and ``condition(data)`` holds; return the data."""
+    found: dict = {}
+
+    def check() -> bool:
+        data = source_data(page, name)
+        if data is not None and condition(data):
+            found.update(data)
+            return True
+        return False
+
+    wait_until(check, timeout=timeout, message=f"source {name!r} never met the condition")
+    return found
