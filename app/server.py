@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import panel as pn
 
+from app import fastsync
 from app.pages import routes
 from components.theme import STATIC_DIR
 
@@ -17,6 +18,7 @@ def serve(port: int = DEFAULT_PORT, address: str | None = None,
           show: bool = False, **kwargs):
     """Serve every route of the explorable; returns the server (a thread when ``threaded``)."""
     pn.extension(notifications=False)
+    fastsync.install()  # TCP_NODELAY on the websocket; must precede pn.serve
     return pn.serve(
         routes(), port=port, address=address, websocket_origin=list(allow_websocket_origin or []) or None,
         threaded=threaded, show=show, liveness=True, title="Positional encoding",

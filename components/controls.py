@@ -7,18 +7,22 @@ from collections.abc import Sequence
 import panel as pn
 import param
 
+from app.fastsync import FastDiscreteSlider, FastIntSlider
 from app.state import ExplorerState
 from app.strings import text
 
 #: The widget class of each parameter; everything else (bounds, step, value,
 #: the two-way link) comes from the parameter itself through ``from_param``.
+#: The Fast* classes are the stock Panel sliders without the 50 ms wait before
+#: a browser change is applied (see app/fastsync.py): a key press on a slider
+#: reaches the views on the next turn of the server's event loop.
 WIDGETS: dict[str, type[pn.widgets.Widget]] = {
-    "d_model": pn.widgets.IntSlider,
-    "T": pn.widgets.IntSlider,
-    "base": pn.widgets.DiscreteSlider,
-    "pair": pn.widgets.IntSlider,
-    "pos": pn.widgets.IntSlider,
-    "k": pn.widgets.IntSlider,
+    "d_model": FastIntSlider,
+    "T": FastIntSlider,
+    "base": FastDiscreteSlider,
+    "pair": FastIntSlider,
+    "pos": FastIntSlider,
+    "k": FastIntSlider,
     "lesson_preset": pn.widgets.Button,
     "paper_preset": pn.widgets.Button,
 }

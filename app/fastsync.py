@@ -1,0 +1,129 @@
+"""The one place where the explorable reaches into Panel and Bokeh internals, for latency.
+
+A teacher presses a key on a slider and the room watches the picture move; two
+things in stock Panel 1.9 / Bokeh 3.9 put ~50-90 ms between the key and the
+new data, none of it computing:
+
+1. **Panel's debounce.** Every browser-to-server property change goes through
+   ``Syncable._server_change`` (panel/reactive.py), which parks it for
+   ``Reactive._debounce = 50`` ms with ``doc.add_timeout_callback``.
+   ``value_throttled`` and ``pn.config.throttled`` do not help: a key press
+   sends ``value`` and ``value_throttled`` together. The widget classes below
+   set ``_debounce = 0``: the change still goes through Bokeh's session
+   callback, so it runs holding the document lock (our views assign
+   ``source.data`` directly, which needs the lock) and its writes are
+   flushed when it returns, but on the next turn of the event loop instead
+   of 50 ms later. (``_priority_changes``, Panel's other way around the
+   debounce, runs the change as a bare asyncio task without the lock; a
+   watcher that touches a Bokeh model then raises "_pending_writes should be
+   non-None", so it is not used.) Changes that arrive while one is waiting
+   are still merged into one (``_server_change`` returns early while
+   ``_events`` is non-empty), so a fast drag does not queue one update per
+   mouse event.
+
+2. **Nagle's algorithm.** Neither Bokeh nor Panel sets ``TCP_NODELAY`` on the
+   websocket, and a Bokeh protocol message is written as several small
+   frames (header, metadata, content, buffers). With Nagle on, the second
+   small write waits for the browser's delayed ACK (~40 ms on Linux).
+   ``install()`` swaps Panel's websocket handler for a subclass whose
+   ``open`` calls tornado's ``set_nodelay(True)``.
+
+Widgets stay param-driven: the classes are ordinary Panel widgets built with
+``from_param``; only two class attributes differ. Everything here relies on
+names that are private in Panel and Bokeh: ``Syncable._debounce`` (read by
+``Syncable._server_change``), ``DiscreteSlider._slider`` (built in
+``DiscreteSlider._update_options``), ``bokeh.server.urls.per_app_patterns``
+and ``panel.io.server.WSHandler``. tests/test_fastsync.py asserts each of them
+exists and still has the effect relied on, so an upgrade that moves one fails
+the tests instead of silently bringing the latency back. pyproject.toml pins
+``panel>=1.8,<1.10`` for the same reason.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import panel as pn
+from bokeh.server import urls as bokeh_urls
+from panel.io import server as panel_server
+
+__all__ = [
+    "DEBOUNCE_MS",
+    "FastDiscreteSlider",
+    "FastIntSlider",
+    "FastPlayer",
+    "NoDelayWSHandler",
+    "install",
+    "installed",
+    "make_fast",
+]
+
+#: Milliseconds a browser change waits before it is applied (Panel's default is 50).
+DEBOUNCE_MS = 0
+
+
+def make_fast(widget: pn.widgets.Widget) -> pn.widgets.Widget:
+    """Let ``widget``'s value changes from the browser skip Panel's 50 ms debounce.
+
+    Sets the instance attribute that shadows the class's ``_debounce``
+    (``_server_change`` reads it through ``self``). For widgets that Panel
+    builds inside a composite, where no subclass can be slipped in.
+    """
+    widget._debounce = DEBOUNCE_MS
+    return widget
+
+
+class FastIntSlider(pn.widgets.IntSlider):
+    """An ``IntSlider`` whose moves reach the server on the next tick, not 50 ms later."""
+
+    _debounce: ClassVar[int] = DEBOUNCE_MS
+
+
+class FastPlayer(pn.widgets.Player):
+    """A ``Player`` whose steps (play, next, keyboard) skip the 50 ms debounce."""
+
+    _debounce: ClassVar[int] = DEBOUNCE_MS
+
+
+class FastDiscreteSlider(pn.widgets.DiscreteSlider):
+    """A ``DiscreteSlider`` (a composite) whose inner ``IntSlider`` skips the debounce.
+
+    Panel rebuilds the inner slider in ``_update_options`` whenever the options
+    change, so the switch is made there, every time.
+    """
+
+    def _update_options(self, *events) -> None:
+        super()._update_options(*events)
+        make_fast(self._slider)
+
+
+class NoDelayWSHandler(panel_server.WSHandler):
+    """Panel's websocket handler with ``TCP_NODELAY`` on: no Nagle/delayed-ACK stall per message."""
+
+    def open(self, *args, **kwargs):
+        # Before the first write (the ACK of the handshake); the stream exists by now.
+        self.set_nodelay(True)
+        return super().open(*args, **kwargs)
+
+
+def installed() -> bool:
+    """Whether the websocket route of every Panel/Bokeh app uses ``NoDelayWSHandler``."""
+    handlers = [entry[1] for entry in bokeh_urls.per_app_patterns if entry[0] == r"/ws"]
+    return bool(handlers) and all(handler is NoDelayWSHandler for handler in handlers)
+
+
+def install() -> None:
+    """Use ``NoDelayWSHandler`` for the ``/ws`` route of servers started from now on.
+
+    ``BokehTornado`` reads ``bokeh.server.urls.per_app_patterns`` when it is
+    built (Panel has already replaced Bokeh's handler there with its own), so
+    this must run before ``pn.serve``. Idempotent.
+    """
+    patterns = bokeh_urls.per_app_patterns
+    for index, entry in enumerate(patterns):
+        if entry[0] == r"/ws":
+            if not issubclass(entry[1], panel_server.WSHandler):
+                raise RuntimeError(f"unexpected websocket handler {entry[1]!r}; check app/fastsync.py against Panel")
+            patterns[index] = (entry[0], NoDelayWSHandler, *entry[2:])
+            return
+    raise RuntimeError("no /ws route in bokeh.server.urls.per_app_patterns; check app/fastsync.py against Bokeh")

@@ -1,0 +1,153 @@
+"""app/fastsync.py leans on Panel/Bokeh internals; these tests fail when an upgrade moves them.
+
+Each test names the internal it guards. If one fails after an upgrade, read
+the new Panel/Bokeh source at that place and adapt app/fastsync.py; do not
+just delete the assertion, or key presses quietly get 50-90 ms slower.
+"""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import socket
+
+import panel as pn
+from bokeh.server import urls as bokeh_urls
+from panel.io import server as panel_server
+from panel.io.state import state as panel_state
+from panel.reactive import Syncable
+from tornado.websocket import WebSocketHandler
+
+from app import fastsync
+from app.state import ExplorerState
+from components.controls import WIDGETS, Controls
+
+
+class _StubDocument:
+    """Just enough of a served ``bokeh.document.Document`` for ``Syncable._server_change``."""
+
+    session_context = True  # truthy: "running on a server"
+
+    def __init__(self) -> None:
+        self.timeouts: list[tuple[object, int]] = []
+
+    def add_timeout_callback(self, callback, timeout_milliseconds: int):
+        self.timeouts.append((callback, timeout_milliseconds))
+
+
+def scheduled_delay(widget: pn.widgets.Widget, value: object) -> list[int]:
+    """Feed ``widget`` a browser-side change of ``value`` the way Bokeh does; return the waits Panel chose."""
+    doc = _StubDocument()
+    try:
+        widget._server_change(doc, "stub-ref", None, "value", None, value)
+        widget._server_change(doc, "stub-ref", None, "value_throttled", None, value)
+    finally:
+        panel_state._change_callbacks.pop(doc, None)
+        widget._events = {}
+    return [ms for _, ms in doc.timeouts]
+
+
+# ---------------------------------------------------------------------------
+# The debounce.
+# ---------------------------------------------------------------------------
+
+def test_server_change_still_reads_debounce_from_the_instance():
+    """Guards ``Syncable._server_change`` -> ``doc.add_timeout_callback(cb, self._debounce)``."""
+    assert Syncable._debounce == 50, "Panel's default debounce changed; re-measure and re-read app/fastsync.py"
+    source = inspect.getsource(Syncable._server_change)
+    assert "self._debounce" in source and "add_timeout_callback" in source
+    assert list(inspect.signature(Syncable._server_change).parameters) == [
+        "self", "doc", "ref", "subpath", "attr", "old", "new"]
+
+
+def test_stock_slider_waits_50_ms_and_fast_slider_does_not():
+    assert scheduled_delay(pn.widgets.IntSlider(start=0, end=10), 3) == [50]
+    # value and value_throttled of one key press are merged into one scheduled change.
+    assert scheduled_delay(fastsync.FastIntSlider(start=0, end=10), 3) == [0]
+
+
+def test_fast_player_does_not_wait():
+    assert scheduled_delay(pn.widgets.Player(start=0, end=10), 3) == [50]
+    assert scheduled_delay(fastsync.FastPlayer(start=0, end=10), 3) == [0]
+
+
+def test_fast_discrete_slider_inner_slider_does_not_wait_even_after_new_options():
+    """Guards ``DiscreteSlider._slider`` (rebuilt by ``_update_options``)."""
+    slider = fastsync.FastDiscreteSlider(options=[2, 10, 100], value=10)
+    assert isinstance(slider._slider, pn.widgets.IntSlider)
+    assert scheduled_delay(slider._slider, 2) == [0]
+    slider.options = [5, 50, 500, 5000]
+    assert scheduled_delay(slider._slider, 3) == [0]
+    stock = pn.widgets.DiscreteSlider(options=[2, 10, 100], value=10)
+    assert scheduled_delay(stock._slider, 2) == [50]
+
+
+def test_scheduled_change_applies_the_value():
+    slider = fastsync.FastIntSlider(start=0, end=10, value=1)
+    doc = _StubDocument()
+    try:
+        slider._server_change(doc, "stub-ref", None, "value", 1, 7)
+        slider._change_event(doc)  # what the timeout callback ends up calling
+    finally:
+        panel_state._change_callbacks.pop(doc, None)
+    assert slider.value == 7
+
+
+def test_controls_use_fast_widgets_bound_to_the_state():
+    state = ExplorerState(d_model=64, T=100)
+    controls = Controls(state, ["d_model", "T", "base", "pair", "pos", "k"])
+    widgets = {w.name: w for w in controls._layout if isinstance(w, pn.widgets.Widget)}
+    sliders = [w for w in widgets.values() if isinstance(w, pn.widgets.IntSlider)]
+    assert len(sliders) == 5
+    for slider in sliders:
+        assert slider._debounce == 0
+    discrete = next(w for w in widgets.values() if isinstance(w, pn.widgets.DiscreteSlider))
+    assert discrete._slider._debounce == 0
+    # Still param-driven: moving the widget moves the state and back.
+    k = next(w for w in sliders if w.end == 99 and w.start == -99)
+    k.value = 42
+    assert state.k == 42
+    state.k = -5
+    assert k.value == -5
+    assert {WIDGETS[name] for name in ("pair", "pos", "k")} == {fastsync.FastIntSlider}
+
+
+# ---------------------------------------------------------------------------
+# TCP_NODELAY.
+# ---------------------------------------------------------------------------
+
+def test_websocket_route_is_panels_handler_in_bokehs_pattern_list():
+    """Guards ``bokeh.server.urls.per_app_patterns`` holding ``panel.io.server.WSHandler`` for /ws."""
+    assert issubclass(fastsync.NoDelayWSHandler, panel_server.WSHandler)
+    assert callable(getattr(WebSocketHandler, "set_nodelay", None))
+    routes = [entry for entry in bokeh_urls.per_app_patterns if entry[0] == r"/ws"]
+    assert len(routes) == 1
+    assert issubclass(routes[0][1], panel_server.WSHandler)
+    from bokeh.server import tornado as bokeh_tornado
+    # BokehTornado reads this very list object when it builds its routes.
+    assert bokeh_tornado.per_app_patterns is bokeh_urls.per_app_patterns
+
+
+def test_install_is_idempotent_and_swaps_only_the_websocket_route():
+    before = [entry for entry in bokeh_urls.per_app_patterns if entry[0] != r"/ws"]
+    fastsync.install()
+    fastsync.install()
+    assert fastsync.installed()
+    assert [entry for entry in bokeh_urls.per_app_patterns if entry[0] != r"/ws"] == before
+
+
+def test_served_websocket_has_tcp_nodelay(app_url):
+    """A real connection to the served app: its server-side socket has TCP_NODELAY set."""
+    from bokeh.client import pull_session
+
+    session = pull_session(url=f"{app_url}/ladder")
+    try:
+        assert session.document.get_model_by_name("heatmap") is not None
+        handlers = [obj for obj in gc.get_objects() if isinstance(obj, fastsync.NoDelayWSHandler)]
+        open_sockets = [h.ws_connection.stream.socket for h in handlers
+                        if h.ws_connection is not None and h.ws_connection.stream.socket is not None]
+        assert open_sockets, "no websocket was served by NoDelayWSHandler"
+        for sock in open_sockets:
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+    finally:
+        session.close()
