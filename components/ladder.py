@@ -39,13 +39,46 @@ from components.theme import COLORS, html_pane, readout, style_figure
 PALETTE = interp_palette(RdBu11, 256)
 #: Pair ticks shown on the ladder's axis at most; more would overlap.
 MAX_PAIR_TICKS = 16
+#: Rows of PE sent for the heatmap at most: about a full-HD screen's height.
+#: T <= 2048, so the row stride is 1 or 2; a stride below pi positions never
+#: aliases even pair 0 (wavelength 2 pi), where a stride fitted to the plot's
+#: ~430 pixels (5) would paint false slow bands. See docs/performance.md.
+MAX_HEATMAP_ROWS = 1024
+#: One colour code per palette entry: the image is sent as uint8 codes, not float32.
+HEATMAP_LEVELS = len(PALETTE)
 
 
-def heatmap_data(pe: np.ndarray) -> dict[str, list]:
-    """The image source's columns for an encoding table (float32 is exact to 1e-7 here)."""
-    T, d_model = pe.shape
-    # Row 0 is drawn at y = 0, which the flipped y range puts at the top.
-    return {"image": [pe.astype(np.float32)], "x": [0], "y": [0], "dw": [d_model], "dh": [T]}
+def heatmap_codes(values: np.ndarray) -> np.ndarray:
+    """PE values in [-1, 1] as uint8 palette indices, binned exactly as a
+    ``LinearColorMapper(low=-1, high=1)`` over ``PALETTE`` bins floats, so the
+    picture is the one float32 would give at an eighth of the bytes."""
+    scaled = (np.asarray(values, dtype=np.float32) + 1.0) * (HEATMAP_LEVELS / 2)
+    np.clip(scaled, 0, HEATMAP_LEVELS - 1, out=scaled)  # value 1.0 belongs to the top bin
+    return scaled.astype(np.uint8)
+
+
+def heatmap_values(codes: np.ndarray) -> np.ndarray:
+    """The centre of each code's bin: within 1/256 of the true value (what the hover shows)."""
+    return -1.0 + (np.asarray(codes, dtype=np.float64) + 0.5) * (2.0 / HEATMAP_LEVELS)
+
+
+def heatmap_stride(T: int) -> int:
+    """Positions per heatmap row: 1 up to ``MAX_HEATMAP_ROWS`` positions, then 2."""
+    return max(1, -(-int(T) // MAX_HEATMAP_ROWS))
+
+
+def heatmap_data(T: int, d_model: int, base: float) -> dict[str, list]:
+    """The image source's columns: every ``stride``-th row of PE, as colour codes.
+
+    Only the rows that are sent are computed. Row ``r`` of the image is
+    position ``r * stride`` and is drawn over ``stride`` positions; row 0 is at
+    y = 0, which the flipped y range puts at the top.
+    """
+    stride = heatmap_stride(T)
+    positions = np.arange(0, T, stride, dtype=np.float64)
+    codes = heatmap_codes(core.encoding_rows(positions, d_model, base))
+    return {"image": [codes], "x": [0], "y": [0], "dw": [d_model], "dh": [positions.size * stride],
+            "stride": [stride]}
 
 
 def ladder_data(d_model: int, base: float) -> dict[str, np.ndarray]:
@@ -69,7 +102,7 @@ class WavelengthLadder(pn.viewable.Viewer):
     def __init__(self, state: ExplorerState, **params):
         super().__init__(state=state, **params)
         lang = state.lang
-        self.heatmap = ColumnDataSource(name="heatmap", data=heatmap_data(np.zeros((1, 2))))
+        self.heatmap = ColumnDataSource(name="heatmap", data=heatmap_data(1, 2, 10.0))
         self.ladder = ColumnDataSource(name="ladder", data=ladder_data(2, 10.0))
         self.ladder_selected = ColumnDataSource(name="ladder_selected", data={"x": [], "wavelength": []})
         self.pair_outline = ColumnDataSource(name="pair_outline", data={"left": [], "right": [], "top": [],
@@ -104,9 +137,11 @@ class WavelengthLadder(pn.viewable.Viewer):
             y_range=Range1d(24, 0, name="position_range"), height=430, sizing_mode="stretch_width",
             tools="", toolbar_location=None,
         )
+        # The colour bar is labelled in values (-1 .. 1); the image carries codes 0 .. 255.
         mapper = LinearColorMapper(palette=PALETTE, low=-1.0, high=1.0)
+        code_mapper = LinearColorMapper(palette=PALETTE, low=0, high=HEATMAP_LEVELS, name="heatmap_code_mapper")
         image = self.heatmap_figure.image(image="image", x="x", y="y", dw="dw", dh="dh",
-                                          color_mapper=mapper, source=self.heatmap, name="heatmap_image")
+                                          color_mapper=code_mapper, source=self.heatmap, name="heatmap_image")
         self.heatmap_figure.quad(left="left", right="right", top="top", bottom="bottom",
                                  source=self.pair_outline, fill_alpha=0, line_color=COLORS["selected"],
                                  line_width=3, name="pair_outline_glyph")
@@ -118,14 +153,20 @@ class WavelengthLadder(pn.viewable.Viewer):
             if (format == 'kind') return d % 2 == 0 ? sin : cos;
             return String(d);
         """)
-        row = CustomJSHover(code="return String(Math.floor(value));")
+        # With a row stride of 2 the pixel under the mouse shows the sampled position, so name that one.
+        row = CustomJSHover(args={"source": self.heatmap}, code="""
+            const data = source.data;
+            const stride = (data instanceof Map ? data.get('stride') : data.stride)[0];
+            return String(Math.floor(Math.floor(value) / stride) * stride);
+        """)
+        value = CustomJSHover(code=f"return (-1 + (value + 0.5) * {2.0 / HEATMAP_LEVELS!r}).toFixed(2);")
         self.heatmap_figure.add_tools(HoverTool(renderers=[image], tooltips=[
             (text(lang, "hover_pos"), "$y{row}"),
             (text(lang, "hover_dim"), "$x{dim}"),
             (text(lang, "hover_pair"), "$x{pair}"),
             (text(lang, "hover_kind"), "$x{kind}"),
-            (text(lang, "hover_value"), "@image{0.0000}"),
-        ], formatters={"$x": column, "$y": row}))
+            (text(lang, "hover_value"), "@image{value}"),
+        ], formatters={"$x": column, "$y": row, "@image": value}))
         self.heatmap_figure.add_layout(ColorBar(color_mapper=mapper, title=text(lang, "heatmap_colorbar"),
                                                 orientation="horizontal", height=14,
                                                 location=(0, 0), name="heatmap_colorbar"), "below")
@@ -149,7 +190,7 @@ class WavelengthLadder(pn.viewable.Viewer):
     @param.depends("state.d_model", "state.T", "state.base", watch=True)
     def _update_table(self) -> None:
         s = self.state
-        self.heatmap.data = heatmap_data(core.encoding(s.T, s.d_model, s.base))
+        self.heatmap.data = heatmap_data(s.T, s.d_model, s.base)
         self.ladder.data = ladder_data(s.d_model, s.base)
         lam = self.ladder.data["wavelength"]
         self.heatmap_figure.x_range.update(start=0, end=s.d_model)
