@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import param
 
@@ -174,7 +174,13 @@ def parse_query(args: Mapping[str, str]) -> tuple[dict[str, object], list[Notice
     integer("d_model", 2, D_MODEL_MAX)
     if values.get("d_model", 0) % 2:
         used = values["d_model"] + 1 if values["d_model"] < D_MODEL_MAX else values["d_model"] - 1
-        note("d_model", args["d_model"], used, "odd")
+        # "32.6" already got a not_a_number notice (used 33); correct that one
+        # instead of adding a second notice, so it reports the value really used.
+        earlier = [n for n in notices if n.parameter == "d_model"]
+        if earlier:
+            notices[notices.index(earlier[0])] = replace(earlier[0], used=str(used))
+        else:
+            note("d_model", args["d_model"], used, "odd")
         values["d_model"] = used
 
     if "base" in args:

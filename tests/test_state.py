@@ -1,0 +1,348 @@
+"""app.state without a browser: defaults, the bounds that follow the sizes,
+clamping seen by watchers, presets, and reading a hostile query string."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.state import BASES, D_MODEL_MAX, LANGUAGES, PRESETS, T_MAX, URL_PARAMETERS, ExplorerState, parse_query
+
+PROPERTY = settings(max_examples=60, deadline=None)
+REASONS = {"not_a_number", "out_of_range", "odd", "not_allowed", "off_grid"}
+DEFAULTS = {"d_model": 32, "T": 24, "base": 10_000, "pair": 0, "pos": 0, "k": 3, "lang": "es"}
+
+
+def expected_bounds(d_model: int, T: int) -> dict[str, tuple[int, int]]:
+    return {"pair": (0, d_model // 2 - 1), "pos": (0, T - 1), "k": (-(T - 1), T - 1)}
+
+
+def assert_consistent(state: ExplorerState) -> None:
+    """Bounds follow the sizes and every dependent value is inside them."""
+    assert state.d_model % 2 == 0 and 2 <= state.d_model <= D_MODEL_MAX
+    assert 1 <= state.T <= T_MAX
+    assert state.base in BASES
+    for name, (low, high) in expected_bounds(state.d_model, state.T).items():
+        assert state.param[name].bounds == (low, high), name
+        assert low <= getattr(state, name) <= high, (name, getattr(state, name), (low, high))
+
+
+def guard(state: ExplorerState) -> list[tuple[str, str, object]]:
+    """Watch pair/pos/k (their values and their bounds) and assert, inside the
+    watcher, that nothing is ever outside the bounds in force at that moment.
+    Returns the log of what the watchers saw, so a test can check they ran."""
+    seen: list[tuple[str, str, object]] = []
+
+    # Batched updates deliver several events in one call.
+    def on_value(*events) -> None:
+        for event in events:
+            low, high = state.param[event.name].bounds
+            seen.append(("value", event.name, event.new))
+            assert low <= event.new <= high, f"{event.name}={event.new} outside bounds {(low, high)} in force"
+
+    def on_bounds(*events) -> None:
+        for event in events:
+            low, high = event.new
+            value = getattr(state, event.name)
+            seen.append(("bounds", event.name, event.new))
+            assert low <= value <= high, f"bounds of {event.name} became {event.new} while it is {value}"
+
+    def on_size(*events) -> None:
+        # Views watch the sizes: by the time they hear of a change, pair/pos/k must already fit.
+        seen.extend(("size", e.name, e.new) for e in events)
+        for name, (low, high) in expected_bounds(state.d_model, state.T).items():
+            assert low <= getattr(state, name) <= high, f"{name}={getattr(state, name)} after resize"
+
+    state.param.watch(on_value, ["pair", "pos", "k"])
+    state.param.watch(on_bounds, ["pair", "pos", "k"], what="bounds")
+    state.param.watch(on_size, ["d_model", "T"])
+    return seen
+
+
+# --------------------------------------------------------------------------
+# Defaults, bounds, clamping.
+# --------------------------------------------------------------------------
+
+def test_defaults_are_the_lesson():
+    state = ExplorerState()
+    assert {name: getattr(state, name) for name in DEFAULTS} == DEFAULTS
+    assert state.target == 3
+    assert_consistent(state)
+    assert PRESETS["lesson"] == {key: DEFAULTS[key] for key in PRESETS["lesson"]}
+
+
+@pytest.mark.parametrize(("d_model", "T"), [(2, 1), (4, 2), (64, 100), (1024, 2048), (32, 24)])
+def test_bounds_follow_the_sizes(d_model, T):
+    state = ExplorerState(d_model=d_model, T=T)
+    assert_consistent(state)
+    state.param.update(d_model=32, T=24)
+    assert_consistent(state)
+
+
+def test_dependent_values_are_set_after_the_sizes():
+    state = ExplorerState(d_model=64, T=100, pair=30, pos=99, k=-50)
+    assert (state.d_model, state.T, state.pair, state.pos, state.k) == (64, 100, 30, 99, -50)
+    assert state.target == 49
+    assert_consistent(state)
+
+
+def test_a_default_that_does_not_fit_is_clamped_at_construction():
+    state = ExplorerState(T=2)  # the default k = 3 cannot be
+    assert state.k == 1
+    assert_consistent(state)
+
+
+def test_out_of_bounds_dependent_values_are_refused():
+    with pytest.raises(ValueError):
+        ExplorerState(pair=16)
+    state = ExplorerState()
+    for name, value in (("pair", 16), ("pos", 24), ("pos", -1), ("k", 24), ("k", -24)):
+        with pytest.raises(ValueError):
+            setattr(state, name, value)
+    assert_consistent(state)
+
+
+@pytest.mark.parametrize(("size", "value", "expect"), [
+    ("T", 5, {"pos": 4, "k": -4, "pair": 15}),
+    ("T", 1, {"pos": 0, "k": 0, "pair": 15}),
+    ("d_model", 8, {"pair": 3, "pos": 23, "k": -23}),
+    ("d_model", 2, {"pair": 0, "pos": 23, "k": -23}),
+])
+def test_shrinking_clamps_and_watchers_never_see_out_of_bounds(size, value, expect):
+    state = ExplorerState(pair=15, pos=23, k=-23)
+    seen = guard(state)
+    setattr(state, size, value)
+    assert {name: getattr(state, name) for name in expect} == expect
+    assert_consistent(state)
+    # The watchers did run (they assert inside themselves).
+    assert ("size", size, value) in seen
+    assert any(kind == "bounds" for kind, _, _ in seen)
+    assert any(kind == "value" for kind, _, _ in seen)
+
+
+def test_growing_keeps_values_and_widens_bounds():
+    state = ExplorerState(pair=7, pos=10, k=-5)
+    seen = guard(state)
+    state.param.update(d_model=256, T=1000)
+    assert (state.pair, state.pos, state.k) == (7, 10, -5)
+    assert_consistent(state)
+    assert not [entry for entry in seen if entry[0] == "value"]
+
+
+def test_bounds_belong_to_the_instance():
+    small = ExplorerState(d_model=4, T=3)
+    big = ExplorerState(d_model=512, T=512)
+    assert_consistent(small)
+    assert_consistent(big)
+    assert ExplorerState().param.pair.bounds == (0, 15)
+    assert ExplorerState.param.pair.bounds == (0, 15)
+
+
+@pytest.mark.parametrize("d_model", [33, 31, 3, 1023])
+def test_odd_d_model_is_refused(d_model):
+    with pytest.raises(ValueError):
+        ExplorerState(d_model=d_model)
+    state = ExplorerState(pair=15)
+    with pytest.raises(ValueError):
+        state.d_model = d_model
+    assert state.d_model == 32 and state.pair == 15
+    assert_consistent(state)
+
+
+# --------------------------------------------------------------------------
+# Presets.
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_apply_preset_from_anywhere(name):
+    state = ExplorerState(d_model=1024, T=2048, pair=500, pos=2000, k=-2047, base=2)
+    guard(state)
+    state.apply_preset(name)
+    assert {key: getattr(state, key) for key in PRESETS[name]} == PRESETS[name]
+    assert_consistent(state)
+
+
+@pytest.mark.parametrize(("action", "name"), [("lesson_preset", "lesson"), ("paper_preset", "paper")])
+def test_preset_actions_set_the_sizes_in_one_step(action, name):
+    start = "paper" if name == "lesson" else "lesson"
+    state = ExplorerState(**PRESETS[start])
+    state.param.update(pair=5, pos=state.T - 1, k=-(state.T - 1))
+    calls: list[list[tuple[str, int]]] = []
+    state.param.watch(lambda *events: calls.append([(e.name, e.new) for e in events]), ["d_model", "T"])
+    guard(state)
+    getattr(state, action)(state)  # what the button of a param.Action does
+    assert calls == [[("d_model", PRESETS[name]["d_model"]), ("T", PRESETS[name]["T"])]]
+    assert {key: getattr(state, key) for key in PRESETS[name]} == PRESETS[name]
+    assert_consistent(state)
+
+
+# --------------------------------------------------------------------------
+# Random walks through the controls.
+# --------------------------------------------------------------------------
+
+operations = st.lists(st.one_of(
+    st.tuples(st.just("d_model"), st.integers(1, D_MODEL_MAX // 2).map(lambda half: 2 * half)),
+    st.tuples(st.just("T"), st.integers(1, T_MAX)),
+    st.tuples(st.just("sizes"), st.tuples(st.integers(1, 64).map(lambda half: 2 * half), st.integers(1, 300))),
+    st.tuples(st.just("base"), st.sampled_from(BASES)),
+    st.tuples(st.sampled_from(["pair", "pos", "k"]), st.floats(0, 1)),  # where inside the current range
+    st.tuples(st.just("preset"), st.sampled_from(sorted(PRESETS))),
+), max_size=12)
+
+
+@PROPERTY
+@given(ops=operations)
+def test_any_sequence_of_moves_keeps_the_state_consistent(ops):
+    state = ExplorerState()
+    guard(state)
+    for op, arg in ops:
+        if op == "sizes":
+            state.param.update(d_model=arg[0], T=arg[1])
+        elif op == "preset":
+            state.apply_preset(arg)
+        elif op in ("pair", "pos", "k"):
+            low, high = state.param[op].bounds
+            setattr(state, op, low + round(arg * (high - low)))
+        else:
+            setattr(state, op, arg)
+        assert_consistent(state)
+
+
+# --------------------------------------------------------------------------
+# The query string.
+# --------------------------------------------------------------------------
+
+def used_value(values: dict[str, object], name: str) -> object:
+    return values.get(name, DEFAULTS[name])
+
+
+@pytest.mark.parametrize(("args", "name", "used", "reason"), [
+    ({"d_model": "abc"}, "d_model", 32, "not_a_number"),
+    ({"d_model": ""}, "d_model", 32, "not_a_number"),
+    ({"T": "1e999"}, "T", 24, "not_a_number"),
+    ({"T": "nan"}, "T", 24, "not_a_number"),
+    ({"T": "-5"}, "T", 1, "out_of_range"),
+    ({"T": "99999"}, "T", T_MAX, "out_of_range"),
+    ({"d_model": "33"}, "d_model", 34, "odd"),
+    ({"d_model": "1023"}, "d_model", 1024, "odd"),
+    ({"d_model": "-5"}, "d_model", 2, "out_of_range"),
+    ({"d_model": "2000"}, "d_model", 1024, "out_of_range"),
+    ({"d_model": "32.6"}, "d_model", 34, "not_a_number"),  # rounds to 33, then made even: one notice
+    ({"base": "3000"}, "base", 2000, "off_grid"),
+    ({"base": "7e5"}, "base", 500_000, "off_grid"),
+    ({"base": "abc"}, "base", 10_000, "not_a_number"),
+    ({"base": "inf"}, "base", 10_000, "not_a_number"),
+    ({"lang": "<script>"}, "lang", "es", "not_allowed"),
+    ({"lang": ""}, "lang", "es", "not_allowed"),
+    ({"pair": "abc"}, "pair", 0, "not_a_number"),
+    ({"pair": "16"}, "pair", 15, "out_of_range"),
+    ({"d_model": "4", "pair": "5"}, "pair", 1, "out_of_range"),
+    ({"pos": "-5"}, "pos", 0, "out_of_range"),
+    ({"pos": "24"}, "pos", 23, "out_of_range"),
+    ({"k": "1e999"}, "k", 3, "not_a_number"),
+    ({"k": "-100"}, "k", -23, "out_of_range"),
+    ({"T": "2", "k": "abc"}, "k", 1, "not_a_number"),  # the default, clamped to the range
+    ({"T": "10", "pos": "3.7"}, "pos", 4, "not_a_number"),
+])
+def test_junk_gives_a_valid_value_and_one_notice(args, name, used, reason):
+    values, notices = parse_query(args)
+    assert used_value(values, name) == used
+    assert [(n.parameter, n.given, n.used, n.reason) for n in notices] == [(name, args[name], str(used), reason)]
+    state = ExplorerState(**values)
+    assert getattr(state, name) == used
+    assert_consistent(state)
+
+
+@pytest.mark.parametrize("args", [
+    {},
+    {"d_model": "64", "T": "100", "base": "100", "pair": "31", "pos": "99", "k": "-99", "lang": "en"},
+    {"d_model": "2", "T": "1", "pair": "0", "pos": "0", "k": "0", "lang": "es"},
+    {"d_model": " 1024 ", "T": "2048", "base": "1000000", "k": "2047"},
+    {"base": "10000.0", "lang": "EN"},
+    {"unknown": "<script>", "d_model": "32"},
+])
+def test_valid_values_give_no_notice(args):
+    values, notices = parse_query(args)
+    assert notices == []
+    assert set(values) == set(args) & set(URL_PARAMETERS)
+    ExplorerState(**values)
+
+
+query_text = st.one_of(
+    st.text(),
+    st.integers(-10**6, 10**6).map(str),
+    st.floats().map(str),
+    st.sampled_from(["", " ", "nan", "-inf", "1e999", "-1e999", "0x10", "1_000", "+5", " 7 ", "٣", "EN", "es"]),
+)
+
+
+def value_if_taken_as_given(name: str, given: str) -> object:
+    """What the text means when it is already valid (None when it is not directly usable)."""
+    if name == "lang":
+        return given.strip().lower()
+    try:
+        number = float(given)
+    except ValueError:
+        return None
+    if name == "base":
+        return number
+    return int(given.strip()) if given.strip().lstrip("-").isdecimal() and given.strip().isascii() else None
+
+
+@PROPERTY
+@given(args=st.dictionaries(st.sampled_from([*URL_PARAMETERS, "junk"]), query_text))
+def test_any_query_gives_a_valid_state(args):
+    values, notices = parse_query(args)
+    state = ExplorerState(**values)
+    assert_consistent(state)
+    assert state.lang in LANGUAGES
+    assert set(values) <= set(URL_PARAMETERS)
+    # At most one notice per parameter, each about a parameter that was given,
+    # and each tells the value that is really used.
+    named = [n.parameter for n in notices]
+    assert len(named) == len(set(named))
+    for notice in notices:
+        assert notice.reason in REASONS
+        assert notice.given == args[notice.parameter]
+        assert notice.used == str(used_value(values, notice.parameter))
+    # Nothing is changed silently: a parameter without a notice is used as given.
+    for name in set(args) & set(URL_PARAMETERS) - set(named):
+        assert values[name] == value_if_taken_as_given(name, args[name]), name
+
+
+@st.composite
+def valid_states(draw) -> ExplorerState:
+    d_model = 2 * draw(st.integers(1, D_MODEL_MAX // 2))
+    T = draw(st.integers(1, T_MAX))
+    return ExplorerState(
+        d_model=d_model, T=T, base=draw(st.sampled_from(BASES)), lang=draw(st.sampled_from(LANGUAGES)),
+        pair=draw(st.integers(0, d_model // 2 - 1)), pos=draw(st.integers(0, T - 1)),
+        k=draw(st.integers(-(T - 1), T - 1)),
+    )
+
+
+@PROPERTY
+@given(state=valid_states())
+def test_query_round_trip(state):
+    query = state.query()
+    assert list(query) == list(URL_PARAMETERS)
+    assert all(isinstance(value, str) for value in query.values())
+    values, notices = parse_query(query)
+    assert notices == []
+    assert values == {name: getattr(state, name) for name in URL_PARAMETERS}
+    again = ExplorerState(**values)
+    assert again.query() == query
+
+
+def test_parse_query_never_reads_unknown_keys():
+    values, notices = parse_query({"lesson_preset": "x", "name": "y", "__class__": "z"})
+    assert values == {} and notices == []
+
+
+def test_huge_and_tiny_numbers_do_not_crash():
+    for text in ("9" * 5000, "1e308", "-1e308", "1e-400", "5e-324", str(math.pi)):
+        values, _ = parse_query(dict.fromkeys(URL_PARAMETERS[:-1], text))
+        assert_consistent(ExplorerState(**values))

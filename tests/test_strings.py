@@ -1,0 +1,147 @@
+"""The ES/EN string tables, and the escaping of user input in the notices."""
+
+from __future__ import annotations
+
+import html
+import re
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.state import Notice, parse_query
+from app.strings import EN, ES, TABLES, text
+from components.notices import ECHO_LIMIT, notice_html
+
+REASONS = ("not_a_number", "out_of_range", "odd", "not_allowed", "off_grid")
+HOSTILE = [
+    "<script>alert(1)</script>",
+    '"><img src=x onerror=alert(1)>',
+    "' onmouseover='alert(1)",
+    "</li></ul><h1>owned</h1>",
+    "&lt;already&gt; &amp;",
+    "[link](javascript:alert(1))",
+]
+
+
+def fields(template: str) -> set[str]:
+    """The placeholder names of a str.format template (format specs ignored)."""
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+
+
+def test_tables_have_the_same_keys():
+    assert TABLES == {"es": ES, "en": EN}
+    assert set(ES) == set(EN), f"only ES: {set(ES) - set(EN)}; only EN: {set(EN) - set(ES)}"
+
+
+@pytest.mark.parametrize("key", sorted(ES))
+def test_same_placeholders_in_both_languages(key):
+    assert fields(ES[key]) == fields(EN[key])
+    # Positional "{}" would silently depend on argument order: every field is named.
+    assert "" not in fields(ES[key])
+    assert not any(name.isdigit() for name in fields(ES[key]) | fields(EN[key]))
+
+
+@pytest.mark.parametrize("lang", sorted(TABLES))
+def test_no_empty_strings(lang):
+    for key, value in TABLES[lang].items():
+        assert isinstance(value, str)
+        assert value.strip(), f"{lang}.{key} is empty"
+        assert value == value.strip(), f"{lang}.{key} has stray whitespace"
+
+
+def test_languages_are_really_translated():
+    # Identical texts are allowed for symbols and names only (e.g. "base", "T = {T}"),
+    # not for a sentence left untranslated.
+    same = {key for key in ES if ES[key] == EN[key]}
+    for key in same:
+        assert len(re.findall(r"[A-Za-zÀ-ÿ]{4,}", re.sub(r"\{[^}]*\}", "", ES[key]))) <= 2, key
+
+
+@pytest.mark.parametrize("lang", sorted(TABLES))
+def test_every_template_formats(lang):
+    samples = {"k": -3, "pair": 2, "T": 24, "count": 5, "pairs": 16, "omega": 0.1778, "pos": 4, "target": 7,
+               "angle": 0.533, "score": 12.272398, "value": 16, "starts": "0, 5, 12, 20", "expected": 4.0,
+               "error": 1.1e-15, "last": 23, "parameter": "d_model", "given": "33", "used": "34"}
+    for key, template in TABLES[lang].items():
+        names = fields(template)
+        assert names <= set(samples), f"{lang}.{key}: no sample for {names - set(samples)}"
+        result = text(lang, key, **{name: samples[name] for name in names})
+        assert not re.search(r"\{\w+([:!][^}]*)?\}", result), f"{lang}.{key} left a placeholder: {result!r}"
+
+
+def test_text_without_values_returns_the_template():
+    assert text("es", "page_title") == ES["page_title"]
+    assert text("en", "ladder_T_line", T=24) == "T = 24"
+    with pytest.raises(KeyError):
+        text("fr", "page_title")
+
+
+@pytest.mark.parametrize("reason", REASONS)
+def test_every_notice_reason_has_a_template(reason):
+    for lang in TABLES:
+        assert fields(TABLES[lang][f"notice_{reason}"]) == {"parameter", "given", "used"}
+
+
+# --------------------------------------------------------------------------
+# Notices: user input is escaped and cut.
+# --------------------------------------------------------------------------
+
+def visible_text(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]*>", "", fragment))
+
+
+@pytest.mark.parametrize("lang", sorted(TABLES))
+@pytest.mark.parametrize("hostile", HOSTILE)
+@pytest.mark.parametrize("reason", REASONS)
+def test_notice_html_escapes_hostile_input(lang, hostile, reason):
+    out = notice_html(lang, [Notice("d_model", hostile, "34", reason)])
+    # The only tags are the list's own.
+    assert set(re.findall(r"</?([a-zA-Z0-9]+)", out)) <= {"strong", "ul", "li"}
+    assert "<script" not in out.lower() and "<img" not in out.lower() and "<h1" not in out.lower()
+    # Escaped, not dropped: the reader still sees exactly what was typed.
+    assert hostile in visible_text(out)
+    assert html.escape(hostile, quote=True) in out
+
+
+def test_notice_html_from_parse_query_escapes_everything():
+    args = {"d_model": "<b>", "T": "\"'&", "base": "<i>", "pair": "<u>", "pos": "<s>", "k": "<em>",
+            "lang": "<script>alert(1)</script>"}
+    _, notices = parse_query(args)
+    assert len(notices) == len(args)
+    for lang in TABLES:
+        out = notice_html(lang, notices)
+        assert set(re.findall(r"</?([a-zA-Z0-9]+)", out)) <= {"strong", "ul", "li"}
+        assert out.count("<li>") == len(args)
+        for value in args.values():
+            assert value in visible_text(out)
+
+
+@pytest.mark.parametrize("length", [ECHO_LIMIT - 1, ECHO_LIMIT, ECHO_LIMIT + 1, 10_000, 1_000_000])
+def test_long_input_is_cut(length):
+    given = ("<" + "x" * length)[:length]
+    out = notice_html("en", [Notice("T", given, "24", "not_a_number")])
+    shown = visible_text(out)
+    if length <= ECHO_LIMIT:
+        assert given in shown and "…" not in shown
+    else:
+        assert given[:ECHO_LIMIT] + "…" in shown
+        assert given[:ECHO_LIMIT + 1] not in shown
+        assert len(out) < 1_000
+
+
+def test_no_notices_renders_an_empty_list():
+    out = notice_html("es", [])
+    assert "<li>" not in out
+    assert html.escape(ES["notice_title"]) in out
+
+
+@settings(max_examples=60, deadline=None)
+@given(given_text=st.text(max_size=200), parameter=st.sampled_from(["d_model", "T", "base", "pair", "pos", "k"]),
+       reason=st.sampled_from(REASONS), lang=st.sampled_from(sorted(TABLES)))
+def test_notice_html_never_lets_markup_through(given_text, parameter, reason, lang):
+    out = notice_html(lang, [Notice(parameter, given_text, "1", reason)])
+    assert set(re.findall(r"<\s*/?\s*([a-zA-Z0-9]+)", out)) <= {"strong", "ul", "li"}
+    echoed = given_text if len(given_text) <= ECHO_LIMIT else given_text[:ECHO_LIMIT] + "…"
+    assert html.escape(echoed, quote=True) in out
