@@ -19,7 +19,9 @@ import panel as pn
 
 from app.state import LANGUAGES, URL_PARAMETERS, ExplorerState, Notice, parse_query
 from app.strings import text
+from components.checks import LiveChecks
 from components.controls import Controls
+from components.distance import ScoreCurve
 from components.ladder import WavelengthLadder
 from components.notices import notice_alert
 from components.theme import STYLESHEET, html_pane
@@ -36,6 +38,8 @@ class ViewSpec:
 
 VIEWS: dict[str, ViewSpec] = {
     "ladder": ViewSpec(WavelengthLadder, "ladder_title", ("d_model", "T", "base", "pair", "pos", "k")),
+    "distance": ViewSpec(ScoreCurve, "distance_title", ("d_model", "T", "base", "k")),
+    "checks": ViewSpec(LiveChecks, "checks_title", ("d_model", "T", "base", "pos", "k")),
 }
 
 ALL_CONTROLS = ("d_model", "T", "base", "pair", "pos", "k", "lesson_preset", "paper_preset")

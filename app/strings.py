@@ -76,6 +76,7 @@ ES: dict[str, str] = {
     "check_rotation": "Máximo de |M_k·PE_p − PE_p+k| sobre {count} posiciones p: {error:.1e}.",
     "check_rotation_none": "Con |k| ≥ T no hay ninguna pareja de posiciones a distancia k dentro de la tabla.",
     "check_target_outside": "pos + k = {target} cae fuera de la tabla (0 … {last}); los relojes siguen valiendo.",
+    "check_target_inside": "pos + k = {target} es una fila de la tabla (0 … {last}).",
 }
 
 EN: dict[str, str] = {
@@ -140,6 +141,7 @@ EN: dict[str, str] = {
     "check_rotation": "Largest |M_k·PE_p − PE_p+k| over {count} positions p: {error:.1e}.",
     "check_rotation_none": "With |k| ≥ T no two positions of the table are k apart.",
     "check_target_outside": "pos + k = {target} falls outside the table (0 … {last}); the clocks still hold.",
+    "check_target_inside": "pos + k = {target} is a row of the table (0 … {last}).",
 }
 
 TABLES: dict[str, dict[str, str]] = {"es": ES, "en": EN}

@@ -1,0 +1,209 @@
+"""Score against distance: S(k) = PE_p · PE_p+k is the same curve for every start p.
+
+One figure, ``distance_plot``:
+
+* the curve ``S(k) = Σ cos(ωᵢ·k)`` for every offset ``k`` in ``-(T-1) … T-1``
+  (closed form, ``core.relative_scores``), with its maximum ``S(0) = d_model/2``
+  drawn as a dashed line and labelled;
+* markers for the products ``PE_p · PE_p+k`` of actual encoding rows
+  (``core.dot_scores``) for a few start positions ``p`` spread over the table:
+  computed without the closed form, they land on the curve, which is the
+  visible proof that only the distance matters;
+* the current offset ``k``: a vertical line, a dot on the curve and its value.
+
+What is resent on a change:
+* d_model, T, base: the curve (at most 4095 points), the samples (bounded),
+  the axis ranges, the maximum's line and label, and the marker;
+* k: the marker source only (one row).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import panel as pn
+import param
+from bokeh.models import (
+    BasicTicker,
+    ColumnDataSource,
+    HoverTool,
+    Label,
+    Legend,
+    LegendItem,
+    Range1d,
+    Span,
+)
+from bokeh.plotting import figure
+from bokeh.transform import factor_cmap, factor_mark
+
+from app import core
+from app.state import ExplorerState
+from app.strings import text
+from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, style_figure
+
+#: How many start positions p get their products drawn.
+SAMPLE_STARTS = 4
+#: Targets p + k drawn per start at most; above this T the targets are a grid
+#: (always with k = 0), so a 2048-position table sends ~200 markers, not 8000.
+MAX_TARGETS_PER_START = 49
+#: One colour and one shape per start slot; hollow shapes, so coinciding
+#: markers of different starts (the whole point) stay visible on top of each other.
+SLOT_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7")
+SLOT_MARKERS = ("circle", "square", "triangle", "diamond")
+#: Shrinking sizes, so that markers of all starts at one k nest inside each other;
+#: on a grid (large T) starts never share a k, and one small size keeps the curve visible.
+SLOT_SIZES = (27, 19, 16, 11)
+GRID_SIZE = 12
+SLOTS = tuple(str(i) for i in range(SAMPLE_STARTS))
+
+
+def sample_starts(T: int) -> np.ndarray:
+    """Up to ``SAMPLE_STARTS`` start positions spread from the first row to the last."""
+    return np.unique(np.round(np.linspace(0, T - 1, SAMPLE_STARTS)).astype(np.int64))
+
+
+def sample_targets(T: int, start: int) -> np.ndarray:
+    """The positions ``q = p + k`` sampled for one start: all of them, or a grid that includes ``p``."""
+    if T <= MAX_TARGETS_PER_START:
+        return np.arange(T, dtype=np.int64)
+    grid = np.round(np.linspace(0, T - 1, MAX_TARGETS_PER_START - 1)).astype(np.int64)
+    return np.union1d(grid, [start])
+
+
+def curve_data(T: int, d_model: int, base: float) -> dict[str, np.ndarray]:
+    """The closed-form curve for every offset the table can hold."""
+    k = np.arange(-(T - 1), T, dtype=np.int32)
+    # float64 on purpose: 4095 points are 32 kB, and float32 would lose the
+    # sixth decimal the label and the lesson show (S ≈ 512 at d_model = 1024).
+    return {"k": k, "score": core.relative_scores(k, d_model, base)}
+
+
+def samples_data(T: int, d_model: int, base: float, lang: str) -> dict[str, np.ndarray | list[str]]:
+    """Products of actual encoding rows, ``PE_p · PE_q`` at ``k = q - p``, for a few starts ``p``."""
+    starts = sample_starts(T)
+    p = np.concatenate([np.full(sample_targets(T, s).size, s, dtype=np.int64) for s in starts])
+    q = np.concatenate([sample_targets(T, s) for s in starts])
+    slot = np.concatenate([np.full(sample_targets(T, s).size, i) for i, s in enumerate(starts)])
+    legend = {int(s): text(lang, "distance_samples", starts=int(s)) for s in starts}
+    return {
+        "k": (q - p).astype(np.int32),
+        "score": core.dot_scores(p, q, d_model, base),
+        "p": p.astype(np.int32),
+        "slot": [SLOTS[i] for i in slot],
+        "size": (np.asarray(SLOT_SIZES, dtype=np.float32)[slot] if T <= MAX_TARGETS_PER_START
+                 else np.full(slot.size, GRID_SIZE, dtype=np.float32)),
+        "legend": [legend[int(s)] for s in p],
+    }
+
+
+def marker_data(k: int, T: int, d_model: int, base: float, lang: str, low: float) -> dict[str, list]:
+    """One row: the current offset, its score and the label shown next to it.
+
+    ``low`` is the lowest score drawn. The label goes away from the peak, where
+    the curve is lower, unless that would cut it at the plot's edge; and under
+    the dot when the dot is near the top, where the maximum's label is.
+    """
+    score = float(core.relative_scores(k, d_model, base))
+    peak = float(core.relative_scores(0, d_model, base))
+    outward = 1 if k >= 0 else -1
+    side = -outward if abs(k) > 0.45 * (T - 1) else outward
+    below = score > low + 0.7 * (peak - low)
+    return {"k": [k], "score": [score], "label": [text(lang, "distance_marker", k=k, score=score)],
+            "align": ["left" if side > 0 else "right"], "x_offset": [14 * side],
+            "baseline": ["top" if below else "bottom"], "y_offset": [8 if below else -8]}
+
+
+class ScoreCurve(pn.viewable.Viewer):
+    """S(k) against k, with the row products of a few starts on top of it."""
+
+    state = param.ClassSelector(class_=ExplorerState)
+
+    def __init__(self, state: ExplorerState, **params):
+        super().__init__(state=state, **params)
+        lang = state.lang
+        self.curve = ColumnDataSource(name="distance", data={"k": [], "score": []})
+        self.samples = ColumnDataSource(name="distance_samples", data={"k": [], "score": [], "p": [], "slot": [],
+                                                                       "size": [], "legend": []})
+        self.marker = ColumnDataSource(name="distance_marker", data={
+            "k": [], "score": [], "label": [], "align": [], "x_offset": [], "baseline": [], "y_offset": []})
+        self._low = 0.0
+
+        self.figure = figure(
+            name="distance_plot", title=text(lang, "distance_plot_title"),
+            x_range=Range1d(-1, 1, name="distance_k_range"), y_range=Range1d(0, 1, name="distance_score_range"),
+            height=540, sizing_mode="stretch_width", tools="", toolbar_location=None,
+        )
+        fig = self.figure
+        fig.xaxis.ticker = BasicTicker(min_interval=1, desired_num_ticks=9)
+        fig.xaxis.axis_label = text(lang, "distance_x")
+        fig.yaxis.axis_label = text(lang, "distance_y")
+
+        self.max_line = Span(dimension="width", location=1, line_color=COLORS["ink"], line_width=2,
+                             line_dash="dashed", line_alpha=0.7, name="distance_max_line")
+        self.max_label = Label(x=0, y=1, text="", text_align="center", text_baseline="bottom", y_offset=10,
+                               text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
+                               background_fill_color="white", background_fill_alpha=0.85,
+                               name="distance_max_label")
+        fig.add_layout(self.max_line)
+        fig.add_layout(self.max_label)
+
+        fig.vspan(x="k", source=self.marker, line_color=COLORS["target"], line_width=2, line_dash="dotted",
+                  name="distance_marker_line")
+        curve = fig.line(x="k", y="score", source=self.curve, line_color=COLORS["curve"], line_width=4,
+                         name="distance_curve")
+        samples = fig.scatter(
+            x="k", y="score", source=self.samples, size="size", line_width=2.5, fill_alpha=0,
+            marker=factor_mark("slot", list(SLOT_MARKERS), list(SLOTS)),
+            line_color=factor_cmap("slot", list(SLOT_COLORS), list(SLOTS)),
+            name="distance_samples_glyph",
+        )
+        fig.scatter(x="k", y="score", source=self.marker, size=20, fill_color=COLORS["target"],
+                    line_color="white", line_width=2, name="distance_marker_dot")
+        fig.text(x="k", y="score", text="label", text_align="align", x_offset="x_offset", y_offset="y_offset",
+                 text_baseline="baseline", source=self.marker, text_font_size=LABEL_SIZE, text_font_style="bold",
+                 text_color=COLORS["target"], background_fill_color="white", background_fill_alpha=0.85,
+                 padding=3, name="distance_marker_label")
+
+        fig.add_tools(HoverTool(renderers=[curve], mode="vline", tooltips=[
+            (text(lang, "k"), "@k"), (text(lang, "distance_y"), "@score{0.000000}"),
+        ]))
+        legend = Legend(items=[
+            LegendItem(label=text(lang, "distance_curve"), renderers=[curve]),
+            LegendItem(label={"field": "legend"}, renderers=[samples]),
+        ], location="top_left", label_text_font_size=TICK_SIZE, glyph_width=34, glyph_height=30,
+           name="distance_legend")
+        fig.add_layout(legend, "right")
+        style_figure(fig)
+
+        self._layout = pn.Column(pn.pane.Bokeh(fig, sizing_mode="stretch_width"), sizing_mode="stretch_width",
+                                 name="distance_view")
+        self._update_curve()
+
+    @param.depends("state.d_model", "state.T", "state.base", watch=True)
+    def _update_curve(self) -> None:
+        s = self.state
+        curve = curve_data(s.T, s.d_model, s.base)
+        samples = samples_data(s.T, s.d_model, s.base, s.lang)
+        peak = float(core.relative_scores(0, s.d_model, s.base))  # d_model / 2: every cosine is 1
+        low = self._low = float(min(curve["score"].min(), samples["score"].min()))
+        spread = max(peak - low, 1.0)
+        pad = max(0.5, 0.02 * (s.T - 1))
+        with pn.io.hold():
+            self.curve.data = curve
+            self.samples.data = samples
+            self.figure.x_range.update(start=-(s.T - 1) - pad, end=s.T - 1 + pad)
+            # Room above the peak for the maximum's label, below the lowest point for the markers.
+            self.figure.y_range.update(start=low - 0.08 * spread, end=peak + 0.2 * spread)
+            self.max_line.location = peak
+            self.max_label.update(y=peak, text=text(s.lang, "distance_max", value=f"{peak:g}"))
+            self._update_marker()
+
+    @param.depends("state.k", watch=True)
+    def _update_marker(self) -> None:
+        s = self.state
+        data = marker_data(s.k, s.T, s.d_model, s.base, s.lang, self._low)
+        # A T change clamps k and then resends the table; the second call finds nothing new.
+        if data != dict(self.marker.data):
+            self.marker.data = data
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self._layout

@@ -1,0 +1,196 @@
+"""The live checks view, without a browser, plus the core functions it added.
+
+The expected numbers come from the lesson (norm 4 at d_model = 32, a rotation
+error of order 1e-15) and from a table built here with math.sin/math.cos and
+2x2 rotations written out by hand, not from app.core.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app import core
+from app.state import BASES, ExplorerState
+from app.strings import text
+from components import checks
+from components.checks import LiveChecks
+
+NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
+
+
+def table_by_hand(T: int, d_model: int, base: float) -> np.ndarray:
+    return np.array([[f(pos / base ** (2 * (c // 2) / d_model)) for c, f in
+                      zip(range(d_model), [math.sin, math.cos] * (d_model // 2), strict=True)]
+                     for pos in range(T)])
+
+
+def shifted_by_hand(row: np.ndarray, k: int, d_model: int, base: float) -> np.ndarray:
+    """Each pair (sin a, cos a) turned by the angle k·ω into (sin(a+kω), cos(a+kω))."""
+    out = np.empty_like(row)
+    for i in range(d_model // 2):
+        theta = k / base ** (2 * i / d_model)
+        c, s = math.cos(theta), math.sin(theta)
+        out[2 * i] = c * row[2 * i] + s * row[2 * i + 1]
+        out[2 * i + 1] = -s * row[2 * i] + c * row[2 * i + 1]
+    return out
+
+
+def numbers_in(markup: str) -> list[float]:
+    return [float(x) for x in re.findall(NUMBER, re.sub("<[^>]+>", " ", markup))]
+
+
+@pytest.fixture
+def lesson() -> tuple[ExplorerState, LiveChecks]:
+    state = ExplorerState(d_model=32, T=24, k=3, pos=0, lang="es")
+    return state, LiveChecks(state)
+
+
+def test_norm_check_shows_four_at_the_lesson_size(lesson):
+    _, view = lesson
+    assert "√(d_model/2) = 4:" in view.norm.object
+    error = numbers_in(view.norm.object)[-1]
+    assert error < 1e-13
+    # the same bound from a table built by hand
+    assert np.max(np.abs(np.linalg.norm(table_by_hand(24, 32, 10_000), axis=1) - 4.0)) < 1e-13
+
+
+def test_rotation_check_is_of_order_1e_15_and_counts_positions(lesson):
+    state, view = lesson
+    count, error = numbers_in(view.rotation.object.split(":")[-2])[-1], numbers_in(view.rotation.object)[-1]
+    assert count == 21  # p = 0 .. 20 have p + 3 inside 0 .. 23
+    assert error < 1e-13
+    pe = table_by_hand(24, 32, 10_000)
+    by_hand = max(np.max(np.abs(shifted_by_hand(pe[p], 3, 32, 10_000) - pe[p + 3])) for p in range(21))
+    assert by_hand < 1e-13
+    state.k = -23
+    assert text("es", "check_rotation", count=1, error=0.0).split(":")[0] in view.rotation.object
+
+
+def test_target_inside_and_outside(lesson):
+    state, view = lesson
+    assert view.target.object == checks.check_card("es", "check_target_inside", target=3, last=23)
+    state.param.update(pos=20, k=10)
+    assert "30" in view.target.object and "pe-remark" in view.target.object
+    assert view.target.object == checks.check_card("es", "check_target_outside", remark=True, target=30, last=23)
+    state.param.update(pos=2, k=-5)
+    assert view.target.object == checks.check_card("es", "check_target_outside", remark=True, target=-3, last=23)
+
+
+def test_no_pair_of_rows_when_k_reaches_T(lesson):
+    # The state never allows |k| >= T; widen the bound to reach the branch the view still handles.
+    state, view = lesson
+    state.param.k.bounds = (-100, 100)
+    state.k = 30
+    assert view.rotation.object == checks.check_card("es", "check_rotation_none", remark=True)
+
+
+def test_pane_names_and_english():
+    view = LiveChecks(ExplorerState(d_model=32, T=24, lang="en"))
+    assert (view.norm.name, view.rotation.name, view.target.name) == ("check_norm", "check_rotation", "check_target")
+    assert "Every row has length √(d_model/2) = 4:" in view.norm.object
+
+
+def test_text_is_escaped_html():
+    view = LiveChecks(ExplorerState(d_model=32, T=24))
+    assert "<div class=\"pe-readout\">" in view.norm.object
+    assert "<script" not in view.norm.object
+
+
+def test_only_changed_panes_are_assigned(lesson):
+    state, view = lesson
+    assigned: list[str] = []
+    for pane in (view.norm, view.rotation, view.target):
+        pane.param.watch(lambda event: assigned.append(event.obj.name), "object", onlychanged=False)
+    state.pos = 5  # only the target's sentence depends on pos
+    assert assigned == ["check_target"]
+    assigned.clear()
+    state.k = 4  # count changes, so rotation and target; the norm does not depend on k
+    assert sorted(assigned) == ["check_rotation", "check_target"]
+    assigned.clear()
+    before = view.norm.object
+    state.T = 30  # the count changes; the norm sentence is resent only if its deviation printed differently
+    assert "check_rotation" in assigned
+    assert assigned.count("check_norm") == (view.norm.object != before)
+
+
+def test_table_is_built_once_per_size_and_residuals_are_remembered(lesson, monkeypatch):
+    state, _ = lesson
+    built, rotated = [], []
+    real_encoding, real_residual = core.encoding, core.rotation_residual_of
+    monkeypatch.setattr(checks.core, "encoding", lambda *a, **kw: built.append(a) or real_encoding(*a, **kw))
+    monkeypatch.setattr(checks.core, "rotation_residual_of",
+                        lambda *a, **kw: rotated.append(a[1]) or real_residual(*a, **kw))
+    for k in (4, 5, 4, 3, 5):
+        state.k = k
+    assert built == [] and rotated == [4, 5]  # 3 was computed at start-up
+    state.T = 40
+    assert len(built) == 1
+    state.k = 4
+    assert rotated[-1] == 4  # a new table forgets the old residuals
+
+
+@settings(max_examples=25, deadline=None)
+@given(d_model=st.integers(1, 128).map(lambda n: 2 * n), T=st.integers(1, 300),
+       base=st.sampled_from(BASES), data=st.data())
+def test_checks_for_random_sizes(d_model, T, base, data):
+    k = data.draw(st.integers(-(T - 1), T - 1))
+    pos = data.draw(st.integers(0, T - 1))
+    view = LiveChecks(ExplorerState(d_model=d_model, T=T, base=base, k=k, pos=pos, lang="en"))
+    expected = math.sqrt(d_model / 2)
+    shown, error = numbers_in(view.norm.object.split("=")[-1])[:2]
+    assert shown == pytest.approx(expected, rel=1e-5) and 0 <= error < 1e-12
+    count, residual = numbers_in(view.rotation.object.split("over")[-1])
+    assert count == T - abs(k)
+    assert residual == pytest.approx(core.rotation_residual(k, T, d_model, base), rel=0.05, abs=1e-300)
+    assert residual < 1e-11
+    assert (str(pos + k) in view.target.object) and (("pe-remark" in view.target.object) == (not 0 <= pos + k < T))
+
+
+# --------------------------------------------------------------------------
+# Core functions added for this view.
+# --------------------------------------------------------------------------
+
+def test_rotation_residual_of_agrees_with_rotation_residual():
+    for T, d, base, k in [(24, 32, 10_000, 3), (24, 32, 10_000, -7), (5, 8, 2, 4), (5, 8, 2, 5), (1, 2, 10, 0),
+                          (300, 64, 100, 299), (300, 2048, 10_000, 17)]:
+        pe = core.encoding(T, d, base)
+        assert core.rotation_residual_of(pe, k, base) == core.rotation_residual(k, T, d, base)
+    assert core.rotation_residual_of(core.encoding(4, 8), 9) == 0.0
+
+
+def test_rotation_residual_of_sees_a_wrong_table():
+    pe = core.encoding(24, 32)
+    pe[10, 5] += 1e-3
+    assert core.rotation_residual_of(pe, 3) == pytest.approx(1e-3, rel=1e-6)
+
+
+@pytest.mark.parametrize(("pe", "k", "base"), [
+    (np.zeros((3, 3)), 1, 10_000),
+    (np.zeros(4), 1, 10_000),
+    (np.zeros((0, 4)), 1, 10_000),
+    (np.full((3, 4), np.nan), 1, 10_000),
+    (np.zeros((3, 4)), 1.5, 10_000),
+    (np.zeros((3, 4)), True, 10_000),
+    (np.zeros((3, 4)), 1, 0.5),
+    ([["a"]], 1, 10_000),
+])
+def test_rotation_residual_of_refuses_bad_arguments(pe, k, base):
+    with pytest.raises(ValueError):
+        core.rotation_residual_of(pe, k, base)
+
+
+def test_row_norms_of_and_expected_row_norm():
+    assert core.expected_row_norm(32) == 4.0
+    np.testing.assert_allclose(core.row_norms_of(table_by_hand(24, 32, 10_000)), 4.0, rtol=0, atol=1e-13)
+    np.testing.assert_array_equal(core.row_norms(24, 32), core.row_norms_of(core.encoding(24, 32)))
+    for bad in (7, 0, 2.0, True):
+        with pytest.raises(ValueError):
+            core.expected_row_norm(bad)
+    with pytest.raises(ValueError):
+        core.row_norms_of(np.ones((2, 3)))
