@@ -1,6 +1,6 @@
 """The one place where the explorable reaches into Panel and Bokeh internals, for latency.
 
-A teacher presses a key on a slider and the room watches the picture move; two
+A teacher presses a key on a slider and the room watches the picture move; three
 things in stock Panel 1.9 / Bokeh 3.9 put ~50-90 ms between the key and the
 new data, none of it computing:
 
@@ -28,11 +28,17 @@ new data, none of it computing:
    ``install()`` swaps Panel's websocket handler for a subclass whose
    ``open`` calls tornado's ``set_nodelay(True)``.
 
+3. **One message per change.** Bokeh sends one ``PATCH-DOC`` message per
+   changed model; a key press on ``k`` changes a dozen. The widgets apply a
+   change inside Panel's public ``pn.io.hold()``, which sends them as one.
+
 Widgets stay param-driven: the classes are ordinary Panel widgets built with
-``from_param``; only two class attributes differ. Everything here relies on
-names that are private in Panel and Bokeh: ``Syncable._debounce`` (read by
-``Syncable._server_change``), ``DiscreteSlider._slider`` (built in
-``DiscreteSlider._update_options``), ``bokeh.server.urls.per_app_patterns``
+``from_param``; only a class attribute and one wrapped method differ.
+Everything here relies on names that are private in Panel and Bokeh:
+``Syncable._debounce`` (read by ``Syncable._server_change``),
+``Syncable._process_events``, ``DiscreteSlider._slider`` (built in
+``DiscreteSlider._update_options``) and ``DiscreteSlider._sync_value``,
+``bokeh.server.urls.per_app_patterns``
 and ``panel.io.server.WSHandler``. tests/test_fastsync.py asserts each of them
 exists and still has the effect relied on, so an upgrade that moves one fails
 the tests instead of silently bringing the latency back. pyproject.toml pins
@@ -73,28 +79,48 @@ def make_fast(widget: pn.widgets.Widget) -> pn.widgets.Widget:
     return widget
 
 
-class FastIntSlider(pn.widgets.IntSlider):
+class _FastSync:
+    """Mixin for a Panel widget: no debounce, and one websocket message per change.
+
+    ``_process_events`` is where a browser change becomes a parameter change
+    and so runs every watcher (the state, then every view). Inside Panel's
+    public ``pn.io.hold()`` the Bokeh events those watchers cause are sent as
+    one ``PATCH-DOC`` message instead of one message (and three or more
+    websocket frames) per changed model: about 150 bytes and a few syscalls
+    less per model, which for a key press on ``k`` is most of the bytes.
+    """
+
+    _debounce: ClassVar[int] = DEBOUNCE_MS
+
+    def _process_events(self, events: dict) -> None:
+        with pn.io.hold():
+            super()._process_events(events)
+
+
+class FastIntSlider(_FastSync, pn.widgets.IntSlider):
     """An ``IntSlider`` whose moves reach the server on the next tick, not 50 ms later."""
 
-    _debounce: ClassVar[int] = DEBOUNCE_MS
 
-
-class FastPlayer(pn.widgets.Player):
+class FastPlayer(_FastSync, pn.widgets.Player):
     """A ``Player`` whose steps (play, next, keyboard) skip the 50 ms debounce."""
-
-    _debounce: ClassVar[int] = DEBOUNCE_MS
 
 
 class FastDiscreteSlider(pn.widgets.DiscreteSlider):
     """A ``DiscreteSlider`` (a composite) whose inner ``IntSlider`` skips the debounce.
 
     Panel rebuilds the inner slider in ``_update_options`` whenever the options
-    change, so the switch is made there, every time.
+    change, so the switch is made there, every time. ``_sync_value`` is the
+    inner slider's watcher that moves this widget's value (and so the views);
+    it runs inside ``pn.io.hold()`` for one message per change, as above.
     """
 
     def _update_options(self, *events) -> None:
         super()._update_options(*events)
         make_fast(self._slider)
+
+    def _sync_value(self, event) -> None:
+        with pn.io.hold():
+            super()._sync_value(event)
 
 
 class NoDelayWSHandler(panel_server.WSHandler):

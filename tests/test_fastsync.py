@@ -12,6 +12,7 @@ import inspect
 import socket
 
 import panel as pn
+from bokeh.document import Document
 from bokeh.server import urls as bokeh_urls
 from panel.io import server as panel_server
 from panel.io.state import state as panel_state
@@ -82,15 +83,14 @@ def test_fast_discrete_slider_inner_slider_does_not_wait_even_after_new_options(
     assert scheduled_delay(stock._slider, 2) == [50]
 
 
-def test_scheduled_change_applies_the_value():
+def test_change_applies_the_value():
     slider = fastsync.FastIntSlider(start=0, end=10, value=1)
-    doc = _StubDocument()
-    try:
-        slider._server_change(doc, "stub-ref", None, "value", 1, 7)
-        slider._change_event(doc)  # what the timeout callback ends up calling
-    finally:
-        panel_state._change_callbacks.pop(doc, None)
+    # Without a session Panel applies the change at once, through _process_events (inside pn.io.hold).
+    slider._server_change(Document(), "ref", None, "value", 1, 7)
     assert slider.value == 7
+    discrete = fastsync.FastDiscreteSlider(options=[2, 10, 100], value=10)
+    discrete._slider._server_change(Document(), "ref", None, "value", 1, 2)
+    assert discrete.value == 100
 
 
 def test_controls_use_fast_widgets_bound_to_the_state():
@@ -151,3 +151,31 @@ def test_served_websocket_has_tcp_nodelay(app_url):
             assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
     finally:
         session.close()
+
+
+def test_one_key_press_is_one_message(app_url):
+    """Every model a change of k touches arrives in one PATCH-DOC (the ``pn.io.hold`` in ``_FastSync``)."""
+    import asyncio
+
+    from app.strings import text
+    from bench.protocol import BokehClient, objects
+
+    watched = {"row_marks", "distance_marker"}  # the ladder's and the score curve's k sources
+
+    async def first_patch() -> set[str]:
+        port = int(app_url.rsplit(":", 1)[1])
+        client = BokehClient("127.0.0.1", port, "/", {"lang": "en"})
+        await client.open()
+        try:
+            ids = {o["attributes"]["name"]: o["id"] for o in objects(client.doc)
+                   if o.get("attributes", {}).get("name") in watched}
+            assert set(ids) == watched
+            await client.set_value(client.slider_id(text("en", "k")), 5)
+            while True:
+                message = await client.receive(10)
+                if message.msgtype == "PATCH-DOC":
+                    return {name for name, model_id in ids.items() if f'"id":"{model_id}"' in message.content}
+        finally:
+            client.close()
+
+    assert asyncio.run(first_patch()) == watched

@@ -1,0 +1,32 @@
+"""Start the app or the naive baseline for the benchmark: ``python -m bench.serve {app,naive} PORT``.
+
+Sessions are discarded 1 s after their websocket closes (Bokeh's defaults are
+15 s, checked every 17 s) so that the memory part sees closed sessions go
+within its run; nothing else differs from ``python -m app``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+#: Bokeh server options shared by both apps in the benchmark.
+SESSION_OPTIONS = {"check_unused_sessions": 500, "unused_session_lifetime": 1000}
+
+
+def main(argv: list[str]) -> None:
+    which, port = argv[0], int(argv[1])
+    if which == "app":
+        from app.server import serve
+
+        serve(port=port, address="127.0.0.1", allow_websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"],
+              **SESSION_OPTIONS)
+    elif which == "naive":
+        from bench.naive_app import serve
+
+        serve(port, **SESSION_OPTIONS)
+    else:
+        raise SystemExit(f"unknown app {which!r}: app or naive")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
