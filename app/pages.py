@@ -17,9 +17,11 @@ from dataclasses import dataclass
 
 import panel as pn
 
-from app.state import LANGUAGES, URL_PARAMETERS, ExplorerState, Notice, parse_query
+from app.state import LANGUAGES, ExplorerState, Notice, parse_query
 from app.strings import text
+from components.address import AddressBar, LanguageLink
 from components.checks import LiveChecks
+from components.clocks import PairClocks
 from components.controls import Controls
 from components.distance import ScoreCurve
 from components.ladder import WavelengthLadder
@@ -38,6 +40,7 @@ class ViewSpec:
 
 VIEWS: dict[str, ViewSpec] = {
     "ladder": ViewSpec(WavelengthLadder, "ladder_title", ("d_model", "T", "base", "pair", "pos", "k")),
+    "clocks": ViewSpec(PairClocks, "clocks_title", ("d_model", "T", "base", "pair", "pos", "k")),
     "distance": ViewSpec(ScoreCurve, "distance_title", ("d_model", "T", "base", "k")),
     "checks": ViewSpec(LiveChecks, "checks_title", ("d_model", "T", "base", "pos", "k")),
 }
@@ -69,29 +72,11 @@ def session_state() -> tuple[ExplorerState, list[Notice]]:
     return ExplorerState(**values), notices
 
 
-def link_url(state: ExplorerState) -> None:
-    """Keep the address bar equal to the state, so a copied link reproduces the view."""
-    location = pn.state.location
-    if location is None:
-        return
-
-    def write(*_events) -> None:
-        location.update_query(**state.query())
-
-    state.param.watch(write, list(URL_PARAMETERS))
-    write()
-
-
-def language_link(state: ExplorerState) -> pn.pane.HTML:
-    """A link to the same view in the other language (it reads the live address)."""
+def language_link(state: ExplorerState) -> LanguageLink:
+    """A link to the same view in the other language."""
     other = next(code for code in LANGUAGES if code != state.lang)
-    # The address changes with every slider move, so the link is built in the
-    # browser from the current address instead of being re-sent each time.
-    script = ("const u=new URL(window.location.href);"
-              f"u.searchParams.set('lang','{other}');window.location.assign(u.toString());return false;")
-    label = html.escape(text(state.lang, "language_switch"))
-    return html_pane(f'<a class="pe-lang" href="?lang={other}" hreflang="{other}" '
-                     f'onclick="{html.escape(script)}">{label}</a>', name="language_link")
+    return LanguageLink(label=text(state.lang, "language_switch"), target=other, name="language_link",
+                        stylesheets=[STYLESHEET])
 
 
 def header(state: ExplorerState) -> pn.viewable.Viewable:
@@ -113,14 +98,14 @@ def section(state: ExplorerState, name: str) -> pn.viewable.Viewable:
 def full_page() -> pn.viewable.Viewable:
     """The whole explorable: controls on the left, every view in reading order."""
     state, notices = session_state()
-    link_url(state)
     controls = pn.Column(
         html_pane(f'<h2 class="pe-section">{html.escape(text(state.lang, "controls"))}</h2>'),
         Controls(state, ALL_CONTROLS),
         width=340, css_classes=["pe-sidebar"], name="controls",
     )
     views = pn.Column(*(section(state, name) for name in VIEWS), sizing_mode="stretch_width")
-    parts = [header(state), notice_alert(state.lang, notices), pn.Row(controls, views, sizing_mode="stretch_width")]
+    parts = [header(state), notice_alert(state.lang, notices),
+             pn.Row(controls, views, sizing_mode="stretch_width"), AddressBar(state)]
     return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                      stylesheets=[STYLESHEET], css_classes=["pe-page"])
 
@@ -130,9 +115,9 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
 
     def page() -> pn.viewable.Viewable:
         state, notices = session_state()
-        link_url(state)
         spec = VIEWS[name]
-        parts = [notice_alert(state.lang, notices), Controls(state, spec.controls), spec.view(state)]
+        parts = [notice_alert(state.lang, notices), Controls(state, spec.controls), spec.view(state),
+                 AddressBar(state)]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                          stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])
 

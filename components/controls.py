@@ -33,7 +33,7 @@ def widget_for(state: ExplorerState, name: str) -> pn.widgets.Widget:
     kind = WIDGETS[name]
     options = {"name": text(state.lang, name), "sizing_mode": "stretch_width"}
     if kind is pn.widgets.Button:
-        options.update(button_type="primary", button_style="outline")
+        options.update(color="primary", variant="outline")
     return kind.from_param(state.param[name], **options)
 
 

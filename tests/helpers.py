@@ -88,3 +88,17 @@ def wait_for_source(page, name: str, condition: Callable[[dict], Any] = bool, ti
 
     wait_until(check, timeout=timeout, message=f"source {name!r} never met the condition")
     return found
+
+
+def slider_handle(page, label: str):
+    """The keyboard-focusable handle of the slider whose title starts with ``label``."""
+    group = page.locator(".bk-input-group").filter(has=page.locator(".bk-slider-title", has_text=label))
+    return group.locator(".noUi-handle").first
+
+
+def press(page, label: str, key: str, times: int = 1) -> None:
+    """Focus the slider titled ``label`` and press ``key`` ``times`` times."""
+    handle = slider_handle(page, label)
+    handle.focus()
+    for _ in range(times):
+        handle.press(key)

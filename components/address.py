@@ -1,0 +1,70 @@
+"""Keeps the browser's address bar equal to the state, so a copied link reproduces the view."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import param
+from panel.custom import JSComponent
+
+from app.state import URL_PARAMETERS, ExplorerState
+
+
+class AddressBar(JSComponent):
+    """An invisible component that writes the state's query into the address bar.
+
+    It replaces the history entry instead of pushing one, so dragging a slider
+    does not flood the back button, and it does not wait for the document to
+    become idle (Panel's ``Location`` does both, and a page with many Bokeh
+    figures may never report idle). On first render it also replaces junk from
+    the original address by the clamped values. Other query keys are kept.
+    """
+
+    query = param.String(default="", doc="The state's query string (without '?').")
+
+    _esm = """
+    export function render({ model }) {
+      const apply = () => {
+        const url = new URL(window.location.href);
+        for (const [key, value] of new URLSearchParams(model.query)) url.searchParams.set(key, value);
+        if (url.href !== window.location.href) window.history.replaceState(window.history.state, "", url.href);
+      };
+      apply();
+      model.on("query", apply);
+      return document.createElement("span");
+    }
+    """
+
+    def __init__(self, state: ExplorerState, **params):
+        params.setdefault("name", "address_bar")
+        super().__init__(query=urlencode(state.query()), width=0, height=0, margin=0, **params)
+        state.param.watch(lambda *_: setattr(self, "query", urlencode(state.query())), list(URL_PARAMETERS))
+
+
+class LanguageLink(JSComponent):
+    """A link to the same view, same state, in another language.
+
+    The address changes with every slider move, so the target is read from
+    the live address at click time instead of being re-sent from the server.
+    """
+
+    label = param.String(default="", doc="The link's text (in the language it leads to).")
+    target = param.String(default="en", doc="Language code the link switches to.")
+
+    _esm = """
+    export function render({ model }) {
+      const link = document.createElement("a");
+      link.className = "pe-lang";
+      link.textContent = model.label;
+      link.hreflang = model.target;
+      link.lang = model.target;
+      link.href = "?lang=" + encodeURIComponent(model.target);
+      link.addEventListener("click", (event) => {
+        event.preventDefault();
+        const url = new URL(window.location.href);
+        url.searchParams.set("lang", model.target);
+        window.location.assign(url.href);
+      });
+      return link;
+    }
+    """
