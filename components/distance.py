@@ -186,7 +186,7 @@ class ScoreCurve(pn.viewable.Viewer):
         peak = float(core.relative_scores(0, s.d_model, s.base))  # d_model / 2: every cosine is 1
         low = self._low = float(min(curve["score"].min(), samples["score"].min()))
         spread = max(peak - low, 1.0)
-        pad = max(0.5, 0.02 * (s.T - 1))
+        pad = max(1.0, 0.02 * (s.T - 1))  # the largest marker is ~1 k wide at T = 24
         with pn.io.hold():
             self.curve.data = curve
             self.samples.data = samples
