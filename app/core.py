@@ -45,6 +45,7 @@ __all__ = [
     "relative_scores",
     "rotate",
     "rotation",
+    "rotation_block",
     "rotation_residual",
     "rotation_residual_of",
     "row_norms",
@@ -229,6 +230,26 @@ def rotation(k: float, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.f
     m[even + 1, even] = -s
     m[even + 1, even + 1] = c
     return m
+
+
+def rotation_block(pair: int, k: float, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """The 2x2 block of ``M_k`` that turns pair ``pair`` (rows/columns ``2i, 2i+1``)::
+
+        [[ cos(omega_i k),  sin(omega_i k)],
+         [-sin(omega_i k),  cos(omega_i k)]]
+
+    Equal to ``rotation(k, d_model, base)[2i:2i+2, 2i:2i+2]`` without building
+    the ``d_model x d_model`` matrix; ``block @ (PE[pos, 2i], PE[pos, 2i+1])``
+    is ``(PE[pos+k, 2i], PE[pos+k, 2i+1])`` for every ``pos``. ``pair`` is an
+    integer ``0 .. d_model/2 - 1``; ``k`` any real number. Shape ``(2, 2)``.
+    """
+    omega = frequencies(d_model, base)
+    pair = _integer("pair", pair, 0)
+    if pair >= omega.size:
+        raise ValueError(f"pair must be an integer in 0 .. d_model/2 - 1 = {omega.size - 1}; got {pair}")
+    theta = _scalar("k", k) * omega[pair]
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[c, s], [-s, c]], dtype=np.float64)
 
 
 def rotate(rows: ArrayLike, k: float, base: float = DEFAULT_BASE) -> NDArray[np.float64]:

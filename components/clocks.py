@@ -1,0 +1,490 @@
+"""The pair clocks: every pair of coordinates is a wheel turning at its own speed.
+
+The lesson's odometer picture. Pair ``i`` is a clock whose hand tip *is* the
+pair's two coordinates, ``x = PE[pos, 2i] = sin(theta)``, ``y = PE[pos, 2i+1] =
+cos(theta)`` with ``theta = omega_i * pos``: the hand starts at 12 o'clock and
+turns clockwise as ``pos`` grows. A second hand shows ``pos + k`` and a wedge
+the net arc ``omega_i * k`` between the two (its direction follows the sign of k).
+
+Three figures and a matrix:
+* a row of up to ``ROW_SIZE`` clocks around the selected pair, fast on the left;
+* a strip of tiny clocks for *all* pairs (only the ``pos`` hand), with the span
+  of the row outlined and the selected pair marked;
+* the selected pair's clock, large, with axes in PE coordinates, next to its
+  2x2 block of ``M_k`` applied to ``PE[pos]``;
+* a player that advances ``pos`` so the clocks run.
+
+What is resent on a change (sources split by the parameters they depend on):
+* d_model, base: every face (row and strip) and then every hand;
+* pair: the row's faces and hands only when the row window moves, the strip's
+  span and selected mark, the big clock's hands, title and the block;
+* pos: the row's hands (9 clocks), the strip's hand angles (one float32 per
+  pair, as a single-column update), the big clock's hands and the block;
+* k: the row's hands, the big clock's hands and the block; the strip not at all.
+T changes nothing here (``pos`` is clamped by the state, which then counts as a
+``pos`` change).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import panel as pn
+import param
+from bokeh.core.property.vectorization import value
+from bokeh.models import ColumnDataSource, DataRange1d, Label, Legend, LegendItem
+from bokeh.plotting import figure
+
+from app import core
+from app.fastsync import FastPlayer
+from app.state import ExplorerState
+from app.strings import text
+from components.theme import COLORS, html_pane, style_figure
+
+#: Clocks in the row at most: readable at 1280 px next to the sidebar.
+ROW_SIZE = 9
+#: Distance between two clock centres in the row, in clock radii.
+ROW_SPACING = 2.6
+#: Tiny clocks per line of the strip; 512 pairs make 8 lines.
+STRIP_COLUMNS = 64
+STRIP_RADIUS = 0.42
+#: Radius of the wedge that marks the arc omega*k (the face has radius 1).
+ARC_RADIUS = 0.55
+FACE_COLOR = "#bbbbbb"
+FACE_FILL = "#fafafa"
+LABEL_SIZE = "13pt"
+TWO_PI = 2.0 * math.pi
+#: Bigger player buttons for a projector. Panel's ``scale_buttons`` uses a CSS
+#: transform that makes neighbouring buttons overlap, so the size is set here;
+#: ``!important`` beats the inline ``max-width: 50px`` the player writes.
+PLAYER_CSS = """
+button { min-height: 40px; max-width: 72px !important; }
+button svg { width: 22px; height: 22px; }
+.pn-player-title { font-size: 1.1rem; }
+"""
+
+
+# --------------------------------------------------------------------------
+# Geometry: pure functions of the state's numbers (tested without a browser).
+# --------------------------------------------------------------------------
+
+def row_window(pair: int, pairs: int, size: int = ROW_SIZE) -> tuple[int, int]:
+    """``(start, stop)`` of the pairs in the row: ``size`` of them around ``pair``, clamped at the ends."""
+    start = min(max(pair - size // 2, 0), max(pairs - size, 0))
+    return start, min(pairs, start + size)
+
+
+def bokeh_angle(theta: np.ndarray) -> np.ndarray:
+    """Bokeh's direction (radians anticlockwise from +x) of a clock hand at angle ``theta``.
+
+    The clock measures clockwise from 12 o'clock, so the direction is
+    ``pi/2 - theta``; wrapped into ``[0, 2 pi)`` first so that float32 keeps
+    its precision for the huge angles of fast pairs at large ``pos``.
+    """
+    return np.mod(0.5 * np.pi - np.asarray(theta, dtype=np.float64), TWO_PI)
+
+
+def arc_angles(theta_pos: np.ndarray, turn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end (Bokeh angles, drawn anticlockwise) of the net arc from ``theta_pos`` by ``turn``.
+
+    ``turn = omega * k`` may span several full turns; only what is left over
+    (with the sign of ``k``) is drawn: clockwise from the ``pos`` hand when
+    ``k > 0``, anticlockwise when ``k < 0``.
+    """
+    turn = np.asarray(turn, dtype=np.float64)
+    net = np.sign(turn) * np.mod(np.abs(turn), TWO_PI)
+    start = bokeh_angle(theta_pos)
+    # Bokeh draws anticlockwise from start to end: for a clockwise (k > 0)
+    # arc that is from the pos+k hand back to the pos hand.
+    return start - np.maximum(net, 0.0), start - np.minimum(net, 0.0)
+
+
+def format_wavelength(wavelength: float) -> str:
+    """A wavelength short enough to sit under a small clock: 6.3, 19.9, 35 333."""
+    if wavelength < 1000:
+        return f"{wavelength:.1f}"
+    return f"{wavelength:,.0f}".replace(",", "\u2009")
+
+
+def row_faces(start: int, stop: int, pair: int, d_model: int, base: float, lang: str) -> dict[str, list]:
+    """The row's static part: one face per pair in ``start .. stop-1`` with its labels."""
+    pairs = np.arange(start, stop)
+    lam = core.wavelengths(d_model, base)[start:stop]
+    selected = pairs == pair
+    return {
+        "pair": pairs.astype(np.int32),
+        "x": (ROW_SPACING * np.arange(pairs.size)).astype(np.float32),
+        "pair_label": [text(lang, "clock_pair_label", pair=int(i)) for i in pairs],
+        "wavelength_label": [text(lang, "clock_wavelength", wavelength=format_wavelength(w)) for w in lam],
+        "line_color": [COLORS["selected"] if s else FACE_COLOR for s in selected],
+        "line_width": [4.0 if s else 2.0 for s in selected],
+        "label_color": [COLORS["selected"] if s else COLORS["ink"] for s in selected],
+    }
+
+
+def row_hands(start: int, stop: int, pos: int, k: int, d_model: int, base: float) -> dict[str, np.ndarray]:
+    """The row's moving part: both hand tips and the arc of every pair in ``start .. stop-1``.
+
+    Tips are the encoding's own coordinates, read from ``core.encoding_rows``:
+    the ``pos`` hand of pair i ends at ``(x_i + PE[pos, 2i], PE[pos, 2i+1])``.
+    """
+    rows = core.encoding_rows(np.array([pos, pos + k], dtype=np.float64), d_model, base)
+    sin = rows[:, 2 * start:2 * stop:2]
+    cos = rows[:, 2 * start + 1:2 * stop:2]
+    x = ROW_SPACING * np.arange(stop - start)
+    arc_start, arc_end = arc_angles(core.angles(pos, d_model, base)[start:stop],
+                                    core.angles(k, d_model, base)[start:stop])
+    f32 = np.float32
+    return {
+        "pair": np.arange(start, stop, dtype=np.int32), "x": x.astype(f32),
+        "pos_x": (x + sin[0]).astype(f32), "pos_y": cos[0].astype(f32),
+        "target_x": (x + sin[1]).astype(f32), "target_y": cos[1].astype(f32),
+        "arc_start": arc_start.astype(f32), "arc_end": arc_end.astype(f32),
+    }
+
+
+def strip_shape(pairs: int) -> tuple[int, int]:
+    """``(columns, lines)`` of the strip: at most ``STRIP_COLUMNS`` tiny clocks per line."""
+    columns = min(pairs, STRIP_COLUMNS)
+    return columns, -(-pairs // columns)
+
+
+def strip_place(pairs: np.ndarray | int, columns: int) -> tuple[np.ndarray, np.ndarray]:
+    """Centre of each pair's tiny clock: reading order, line 0 at the top (y = 0, -1, ...)."""
+    pairs = np.asarray(pairs)
+    return (pairs % columns).astype(np.float32), (-(pairs // columns)).astype(np.float32)
+
+
+def strip_faces(pos: int, d_model: int, base: float) -> dict[str, np.ndarray]:
+    """Every pair's tiny clock: centre and the direction of its ``pos`` hand."""
+    pairs = np.arange(d_model // 2)
+    x, y = strip_place(pairs, strip_shape(pairs.size)[0])
+    return {"pair": pairs.astype(np.int32), "x": x, "y": y, **strip_hands(pos, d_model, base)}
+
+
+def strip_hands(pos: int, d_model: int, base: float) -> dict[str, np.ndarray]:
+    """The only column of the strip that moves with ``pos``: one float32 angle per pair."""
+    return {"angle": bokeh_angle(core.angles(pos, d_model, base)).astype(np.float32)}
+
+
+def strip_span(start: int, stop: int, columns: int) -> dict[str, list[float]]:
+    """Rectangles around the row's pairs on the strip: one per strip line the window touches."""
+    rects: dict[str, list[float]] = {"left": [], "right": [], "top": [], "bottom": []}
+    first = start
+    while first < stop:
+        line = first // columns
+        last = min(stop, (line + 1) * columns) - 1
+        rects["left"].append(first % columns - 0.5)
+        rects["right"].append(last % columns + 0.5)
+        rects["top"].append(-line + 0.5)
+        rects["bottom"].append(-line - 0.5)
+        first = last + 1
+    return rects
+
+
+def strip_line_labels(pairs: int, columns: int) -> dict[str, list]:
+    """The first pair of every strip line, written at its left end."""
+    firsts = list(range(0, pairs, columns))
+    if len(firsts) == 1:
+        firsts = []  # one line needs no line numbers
+    return {"x": [-0.7] * len(firsts), "y": [-float(i // columns) for i in firsts], "text": [str(i) for i in firsts]}
+
+
+def pair_clock_hands(pair: int, pos: int, k: int, d_model: int, base: float) -> dict[str, list]:
+    """Tips of the selected pair's two hands, ``(PE[p, 2i], PE[p, 2i+1])`` for ``p = pos, pos + k``."""
+    rows = core.encoding_rows(np.array([pos, pos + k], dtype=np.float64), d_model, base)
+    return {
+        "hand": ["pos", "target"],
+        "position": [pos, pos + k],
+        "x": rows[:, 2 * pair].tolist(),
+        "y": rows[:, 2 * pair + 1].tolist(),
+        "color": [COLORS["pos"], COLORS["target"]],
+        # The pos+k hand is drawn thinner on top, so both show when they coincide (slow pairs).
+        "width": [9.0, 4.0],
+    }
+
+
+def pair_clock_arc(pair: int, pos: int, k: int, d_model: int, base: float) -> dict[str, list[float]]:
+    """The selected pair's arc from the ``pos`` hand by ``omega_i * k``."""
+    start, end = arc_angles(core.angles(pos, d_model, base)[pair], core.angles(k, d_model, base)[pair])
+    return {"start": [float(start)], "end": [float(end)]}
+
+
+def arc_label(lang: str, turn: float) -> str:
+    """``omega k`` in radians, and as whole turns plus the rest when it exceeds one turn."""
+    turns = int(abs(turn) // TWO_PI)
+    if turns == 0:
+        return text(lang, "clock_arc", angle=turn)
+    return text(lang, "clock_arc_turns", angle=turn, turns=turns, rest=abs(turn) - turns * TWO_PI)
+
+
+def _number(x: float) -> str:
+    # Typographic minus so that the columns of the matrix line up and read as numbers.
+    return f"{x:.4f}".replace("-", "\u2212")
+
+
+def block_html(lang: str, pair: int, pos: int, k: int, d_model: int, base: float) -> str:
+    """The 2x2 block of M_k written out, applied to pair ``pair`` of ``PE[pos]``.
+
+    The right-hand side is the matrix product itself; the line below gives
+    ``PE[pos + k]`` straight from the formula so the two can be compared.
+    """
+    block = core.rotation_block(pair, k, d_model, base)
+    rows = core.encoding_rows(np.array([pos, pos + k], dtype=np.float64), d_model, base)
+    before, direct = rows[0, 2 * pair:2 * pair + 2], rows[1, 2 * pair:2 * pair + 2]
+    after = block @ before
+    esc = html.escape
+
+    def cell(x: float, cls: str = "") -> str:
+        return f'<td class="{cls}">{_number(x)}</td>'
+
+    bracket_l, bracket_r = "pe-bracket-l", "pe-bracket-r"
+    table = (
+        '<table class="pe-matrix pe-block-table"><tr>'
+        f"{cell(block[0, 0], bracket_l)}{cell(block[0, 1], bracket_r)}"
+        f'<td rowspan="2" class="pe-op">·</td>{cell(before[0], bracket_l + " " + bracket_r)}'
+        f'<td rowspan="2" class="pe-op">=</td>{cell(after[0], bracket_l + " " + bracket_r)}</tr><tr>'
+        f"{cell(block[1, 0], bracket_l)}{cell(block[1, 1], bracket_r)}"
+        f"{cell(before[1], bracket_l + ' ' + bracket_r)}{cell(after[1], bracket_l + ' ' + bracket_r)}</tr>"
+        '<tr class="pe-caption">'
+        f'<td colspan="2">{esc(text(lang, "block_caption_matrix", pair=pair, k=k))}</td><td></td>'
+        f'<td style="color:{COLORS["pos"]}">{esc(text(lang, "block_caption_pos", pos=pos))}</td><td></td>'
+        f'<td style="color:{COLORS["target"]}">{esc(text(lang, "block_caption_target", target=pos + k))}</td>'
+        "</tr></table>"
+    )
+    check = text(lang, "block_check", target=pos + k, sin=_number(direct[0]), cos=_number(direct[1]),
+                 error=float(np.max(np.abs(after - direct))))
+    # A minus sign (not a hyphen) in "1.1e-16", so the line never breaks inside the number.
+    check = check.replace("e-", "e\u2212")
+    return (f'<div class="pe-block" id="rotation-block">'
+            f'<h3 class="pe-block-title">{esc(text(lang, "block_title", pair=pair, k=k))}</h3>{table}'
+            f'<p class="pe-readout">{esc(text(lang, "block_note"))}</p>'
+            f'<p class="pe-readout">{esc(check)}</p></div>')
+
+
+# --------------------------------------------------------------------------
+# The view.
+# --------------------------------------------------------------------------
+
+def _clock_figure(name: str, height: int, frame: ColumnDataSource, **options) -> figure:
+    """A figure whose ranges fit ``frame`` (an invisible rectangle) with equal x and y scales.
+
+    ``match_aspect`` only works with data ranges, so the ranges follow the
+    frame renderer alone (hands and labels never move them) and the clocks
+    stay round whatever width the page gives the figure.
+    """
+    options.setdefault("sizing_mode", "stretch_width")
+    fig = figure(name=name, height=height, match_aspect=True, tools="", toolbar_location=None, **options)
+    box = fig.quad(left="left", right="right", top="top", bottom="bottom", source=frame, fill_alpha=0,
+                   line_alpha=0, name=f"{name}_frame")
+    fig.x_range = DataRange1d(renderers=[box], range_padding=0)
+    fig.y_range = DataRange1d(renderers=[box], range_padding=0)
+    fig.axis.visible = False
+    fig.grid.visible = False
+    fig.min_border_left = fig.min_border_right = fig.min_border_top = 10
+    return style_figure(fig)
+
+
+def _heading(lang: str, key: str) -> pn.pane.HTML:
+    """A figure's title as HTML, which wraps on a narrow page where a Bokeh title would be cut."""
+    return html_pane(f'<h3 class="pe-figure-title">{html.escape(text(lang, key))}</h3>', sizing_mode="stretch_width")
+
+
+class PairClocks(pn.viewable.Viewer):
+    """One clock per pair, the selected pair's clock large, and its block of M_k."""
+
+    state = param.ClassSelector(class_=ExplorerState)
+
+    def __init__(self, state: ExplorerState, **params):
+        super().__init__(state=state, **params)
+        lang = state.lang
+        self._window = (-1, -1)  # so the first _update_window always draws
+
+        # -- the row -----------------------------------------------------------
+        self.row_frame = ColumnDataSource(name="clock_row_frame", data={"left": [], "right": [], "top": [],
+                                                                        "bottom": []})
+        self.faces = ColumnDataSource(name="clock_faces", data=row_faces(0, 0, 0, 2, 10.0, lang))
+        self.hands = ColumnDataSource(name="clocks", data=row_hands(0, 0, 0, 0, 2, 10.0))
+        self.row_figure = _clock_figure("clock_row_plot", 240, self.row_frame)
+        f = self.row_figure
+        f.circle(x="x", y=0, radius=1.0, source=self.faces, fill_color=FACE_FILL, line_color="line_color",
+                 line_width="line_width", name="clock_faces_glyph")
+        # 12 o'clock, where every hand starts at pos = 0.
+        f.scatter(x="x", y=1.0, marker="dash", angle=0.5 * np.pi, size=12, line_width=2, source=self.faces,
+                  line_color=FACE_COLOR, name="clock_noon")
+        f.text(x="x", y=1.12, text="pair_label", source=self.faces, text_align="center", text_baseline="bottom",
+               text_font_size=LABEL_SIZE, text_color="label_color", text_font_style="bold", name="clock_pair_text")
+        f.text(x="x", y=-1.12, text="wavelength_label", source=self.faces, text_align="center",
+               text_baseline="top", text_font_size=LABEL_SIZE, text_color=COLORS["ink"], name="clock_lambda_text")
+        arc = f.wedge(x="x", y=0, radius=ARC_RADIUS, start_angle="arc_start", end_angle="arc_end",
+                      source=self.hands, fill_color=COLORS["target"], fill_alpha=0.25, line_color=None,
+                      name="clock_arcs")
+        # The pos+k hand is drawn thinner on top, so both show when they coincide (slow pairs).
+        pos = f.segment(x0="x", y0=0, x1="pos_x", y1="pos_y", source=self.hands, line_color=COLORS["pos"],
+                        line_width=7, line_cap="round", name="clock_pos_hands")
+        target = f.segment(x0="x", y0=0, x1="target_x", y1="target_y", source=self.hands,
+                           line_color=COLORS["target"], line_width=3, line_cap="round", name="clock_target_hands")
+        f.scatter(x="x", y=0, size=7, source=self.hands, color=COLORS["ink"], name="clock_pins")
+        self.legend_items = {
+            "pos": LegendItem(renderers=[pos]), "target": LegendItem(renderers=[target]),
+            "arc": LegendItem(renderers=[arc], label=value(text(lang, "clock_arc_legend"))),
+        }
+        f.add_layout(Legend(items=list(self.legend_items.values()), orientation="horizontal",
+                            label_text_font_size=LABEL_SIZE, border_line_alpha=0, name="clock_row_legend",
+                            margin=0, padding=4, location="center"), "above")
+
+        # -- the strip of all pairs ----------------------------------------------
+        self.strip_frame = ColumnDataSource(name="clock_strip_frame", data={"left": [], "right": [], "top": [],
+                                                                            "bottom": []})
+        self.strip = ColumnDataSource(name="clock_strip", data=strip_faces(0, 2, 10.0))
+        self.strip_labels = ColumnDataSource(name="clock_strip_labels", data=strip_line_labels(1, 1))
+        self.span = ColumnDataSource(name="clock_strip_span", data=strip_span(0, 0, 1))
+        self.strip_selected = ColumnDataSource(name="clock_strip_selected", data={"x": [], "y": []})
+        self.strip_figure = _clock_figure("clock_strip_plot", 200, self.strip_frame)
+        g = self.strip_figure
+        span = g.quad(left="left", right="right", top="top", bottom="bottom", source=self.span,
+                      fill_color=COLORS["selected"], fill_alpha=0.12, line_color=COLORS["selected"], line_width=2,
+                      name="clock_strip_span_glyph")
+        g.circle(x="x", y="y", radius=STRIP_RADIUS, source=self.strip, fill_color=FACE_FILL,
+                 line_color=FACE_COLOR, name="clock_strip_faces")
+        g.circle(x="x", y="y", radius=STRIP_RADIUS, source=self.strip_selected, fill_alpha=0,
+                 line_color=COLORS["selected"], line_width=3, name="clock_strip_selected_glyph")
+        strip_hand = g.ray(x="x", y="y", length=STRIP_RADIUS, angle="angle", source=self.strip,
+                           line_color=COLORS["pos"], line_width=2, name="clock_strip_hands")
+        g.text(x="x", y="y", text="text", source=self.strip_labels, text_align="right", text_baseline="middle",
+               text_font_size="11pt", text_color=COLORS["ink"], name="clock_strip_line_labels")
+        self.strip_legend_pos = LegendItem(renderers=[strip_hand], label=value(text(lang, "clock_hand_pos",
+                                                                                   pos=state.pos)))
+        g.add_layout(Legend(items=[self.strip_legend_pos,
+                                   LegendItem(renderers=[span], label=value(text(lang, "clocks_strip_span")))],
+                            orientation="horizontal", label_text_font_size=LABEL_SIZE, border_line_alpha=0,
+                            margin=0, padding=4, location="center", name="clock_strip_legend"), "above")
+
+        # -- the selected pair, large ----------------------------------------------
+        self.pair_hands = ColumnDataSource(name="pair_clock", data=pair_clock_hands(0, 0, 0, 2, 10.0))
+        self.pair_arc = ColumnDataSource(name="pair_clock_arc", data={"start": [0.0], "end": [0.0]})
+        lim = 1.5
+        self.pair_frame = ColumnDataSource(name="pair_clock_frame", data={"left": [-lim], "right": [lim],
+                                                                         "top": [lim], "bottom": [-lim]})
+        self.pair_figure = _clock_figure("pair_clock_plot", 460, self.pair_frame, width=470, sizing_mode="fixed")
+        p = self.pair_figure
+        p.axis.visible = True
+        p.grid.visible = True
+        p.min_border_left, p.min_border_bottom = 100, 80
+        p.circle(x=0, y=0, radius=1.0, fill_color=FACE_FILL, line_color=COLORS["selected"], line_width=3,
+                 name="pair_clock_face")
+        p.wedge(x=0, y=0, radius=0.4, start_angle="start", end_angle="end", source=self.pair_arc,
+                fill_color=COLORS["target"], fill_alpha=0.3, line_color=COLORS["target"], name="pair_clock_arc_glyph")
+        p.segment(x0=0, y0=0, x1="x", y1="y", source=self.pair_hands, line_color="color", line_width="width",
+                  line_cap="round", name="pair_clock_hands")
+        p.scatter(x="x", y="y", source=self.pair_hands, size=14, color="color", name="pair_clock_tips")
+        p.scatter(x=0, y=0, size=10, color=COLORS["ink"], name="pair_clock_pin")
+        corner = lim - 0.06
+        self.labels = {
+            "pos": Label(x=-corner, y=corner, text="", text_align="left", text_baseline="top",
+                         text_color=COLORS["pos"], text_font_size="15pt", text_font_style="bold",
+                         name="pair_clock_pos_label"),
+            "target": Label(x=corner, y=corner, text="", text_align="right", text_baseline="top",
+                            text_color=COLORS["target"], text_font_size="15pt", text_font_style="bold",
+                            name="pair_clock_target_label"),
+            "arc": Label(x=0, y=-corner, text="", text_align="center", text_baseline="bottom",
+                         text_color=COLORS["ink"], text_font_size=LABEL_SIZE, name="pair_clock_arc_label"),
+        }
+        for label in self.labels.values():
+            p.add_layout(label)
+        p.xaxis.axis_label = text(lang, "pair_clock_x")
+        p.yaxis.axis_label = text(lang, "pair_clock_y")
+        p.xaxis.ticker = p.yaxis.ticker = [-1.0, -0.5, 0.0, 0.5, 1.0]
+        style_figure(p)
+
+        self.block = html_pane("", name="rotation_block", min_width=420, max_width=720, sizing_mode="stretch_width")
+        # A stock Player without Panel's 50 ms debounce (app/fastsync.py), like the sliders.
+        self.player = FastPlayer.from_param(
+            state.param.pos, name=text(lang, "play"), interval=300, loop_policy="loop",
+            show_loop_controls=False, show_value=True, value_align="start",
+            visible_buttons=["slower", "previous", "pause", "play", "next", "faster"],
+            width=420, height=100, stylesheets=[PLAYER_CSS],
+        )
+
+        self.pair_title = html_pane("", name="pair_clock_title", sizing_mode="stretch_width")
+        self._layout = pn.Column(
+            self.player,
+            _heading(lang, "clocks_row_title"),
+            pn.pane.Bokeh(self.row_figure, sizing_mode="stretch_width"),
+            _heading(lang, "clocks_strip_title"),
+            pn.pane.Bokeh(self.strip_figure, sizing_mode="stretch_width"),
+            self.pair_title,
+            pn.Row(pn.pane.Bokeh(self.pair_figure), self.block, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width", name="clocks_view",
+        )
+        self._update_sizes()
+
+    # -- updates, split by what they depend on ------------------------------------
+
+    @param.depends("state.d_model", "state.base", watch=True)
+    def _update_sizes(self) -> None:
+        s = self.state
+        pairs = s.d_model // 2
+        columns, lines = strip_shape(pairs)
+        self.strip.data = strip_faces(s.pos, s.d_model, s.base)
+        self.strip_labels.data = strip_line_labels(pairs, columns)
+        # Room on the left for the line labels (up to "448").
+        self.strip_frame.data = {"left": [-2.6 if lines > 1 else -0.6], "right": [columns - 0.4],
+                                 "top": [0.6], "bottom": [-lines + 0.4]}
+        self.strip_figure.height = 90 + 24 * lines
+        self._window = (-1, -1)
+        self._update_window()
+
+    @param.depends("state.pair", watch=True)
+    def _update_window(self) -> None:
+        """The row's faces follow the window, which moves only when the selected pair nears no end."""
+        s = self.state
+        pairs = s.d_model // 2
+        window = row_window(s.pair, pairs)
+        self.faces.data = row_faces(*window, s.pair, s.d_model, s.base, s.lang)
+        if window != self._window:
+            n = window[1] - window[0]
+            self.row_frame.data = {"left": [-1.3], "right": [ROW_SPACING * (n - 1) + 1.3], "top": [1.7],
+                                   "bottom": [-1.7]}
+            self.span.data = strip_span(*window, strip_shape(pairs)[0])
+            self._window = window
+            self._update_row_hands()
+        x, y = strip_place(s.pair, strip_shape(pairs)[0])
+        self.strip_selected.data = {"x": [float(x)], "y": [float(y)]}
+        title = text(s.lang, "pair_clock_title", pair=s.pair, omega=float(core.frequencies(s.d_model, s.base)[s.pair]))
+        self.pair_title.object = f'<h3 class="pe-figure-title">{html.escape(title)}</h3>'
+        self._update_pair_clock()
+
+    @param.depends("state.pos", watch=True)
+    def _update_pos(self) -> None:
+        s = self.state
+        # One column instead of the whole source: pos moves only the strip's hands.
+        self.strip.data.update(strip_hands(s.pos, s.d_model, s.base))
+        self.strip_legend_pos.label = value(text(s.lang, "clock_hand_pos", pos=s.pos))
+        self._update_row_hands()
+        self._update_pair_clock()
+
+    @param.depends("state.k", watch=True)
+    def _update_k(self) -> None:
+        self._update_row_hands()
+        self._update_pair_clock()
+
+    def _update_row_hands(self) -> None:
+        s = self.state
+        self.hands.data = row_hands(*self._window, s.pos, s.k, s.d_model, s.base)
+        self.legend_items["pos"].label = value(text(s.lang, "clock_hand_pos", pos=s.pos))
+        self.legend_items["target"].label = value(text(s.lang, "clock_hand_target", target=s.target))
+
+    def _update_pair_clock(self) -> None:
+        s = self.state
+        self.pair_hands.data = pair_clock_hands(s.pair, s.pos, s.k, s.d_model, s.base)
+        self.pair_arc.data = pair_clock_arc(s.pair, s.pos, s.k, s.d_model, s.base)
+        self.labels["pos"].text = text(s.lang, "clock_hand_pos", pos=s.pos)
+        self.labels["target"].text = text(s.lang, "clock_hand_target", target=s.target)
+        self.labels["arc"].text = arc_label(s.lang, float(core.angles(s.k, s.d_model, s.base)[s.pair]))
+        self.block.object = block_html(s.lang, s.pair, s.pos, s.k, s.d_model, s.base)
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self._layout
