@@ -1,0 +1,421 @@
+"""The pair clocks view without a browser: its sources against independent computations.
+
+Expected values are computed here from scratch with ``math`` (one pair, one
+position at a time), not with app.core, so a shared mistake cannot hide.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from bokeh.document import Document
+from bokeh.document.events import ColumnDataChangedEvent, ModelChangedEvent
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app import core
+from app.state import ExplorerState
+from app.strings import text
+from components.clocks import (
+    ROW_SIZE,
+    STRIP_COLUMNS,
+    PairClocks,
+    arc_label,
+    format_wavelength,
+    row_window,
+)
+
+BASE = 10_000.0
+#: float32 columns hold |x| < 25 to about 2e-6.
+F32 = 5e-6
+
+
+def omega(i: int, d_model: int, base: float = BASE) -> float:
+    return 1.0 / base ** (2 * i / d_model)
+
+
+def tip(i: int, p: float, d_model: int, base: float = BASE) -> tuple[float, float]:
+    """(PE[p, 2i], PE[p, 2i+1]) from the paper's formula, one number at a time."""
+    angle = p / base ** (2 * i / d_model)
+    return math.sin(angle), math.cos(angle)
+
+
+def view_for(**values) -> PairClocks:
+    return PairClocks(ExplorerState(**values))
+
+
+def direction(angle: float) -> tuple[float, float]:
+    """Unit vector of a Bokeh angle (anticlockwise from +x)."""
+    return math.cos(angle), math.sin(angle)
+
+
+# --------------------------------------------------------------------------
+# core.rotation_block
+# --------------------------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(d_model=st.integers(1, 64).map(lambda n: 2 * n), k=st.integers(-2047, 2047), data=st.data(),
+       base=st.sampled_from([2, 10, 10_000, 1_000_000]))
+def test_rotation_block_is_the_block_of_rotation(d_model, k, data, base):
+    pair = data.draw(st.integers(0, d_model // 2 - 1))
+    block = core.rotation_block(pair, k, d_model, base)
+    full = core.rotation(k, d_model, base)
+    np.testing.assert_array_equal(block, full[2 * pair:2 * pair + 2, 2 * pair:2 * pair + 2])
+
+
+def test_rotation_block_moves_pos_to_pos_plus_k_lesson_numbers():
+    # d_model = 32, k = 3: every pair's block carries PE[p] to PE[p + 3], whatever p.
+    for i in range(16):
+        block = core.rotation_block(i, 3, 32)
+        c, s = math.cos(3 * omega(i, 32)), math.sin(3 * omega(i, 32))
+        np.testing.assert_allclose(block, [[c, s], [-s, c]], rtol=0, atol=1e-15)
+        for p in (0, 5, 20):
+            np.testing.assert_allclose(block @ tip(i, p, 32), tip(i, p + 3, 32), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("args, message", [
+    ((16, 3, 32), "pair must be an integer in 0 .. d_model/2 - 1 = 15; got 16"),
+    ((-1, 3, 32), "pair must be an integer >= 0"),
+    ((1.0, 3, 32), "pair must be an integer >= 0; got 1.0"),
+    ((True, 3, 32), "pair must be"),
+    ((0, float("nan"), 32), "k must be finite"),
+    ((0, [1, 2], 32), "k must be a single"),
+    ((0, 3, 31), "d_model must be an even integer"),
+])
+def test_rotation_block_rejects_bad_arguments(args, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        core.rotation_block(*args)
+
+
+# --------------------------------------------------------------------------
+# The row window
+# --------------------------------------------------------------------------
+
+@settings(max_examples=300)
+@given(pairs=st.integers(1, 512), data=st.data())
+def test_row_window_holds_the_pair_and_is_clamped(pairs, data):
+    pair = data.draw(st.integers(0, pairs - 1))
+    start, stop = row_window(pair, pairs)
+    assert 0 <= start <= pair < stop <= pairs
+    assert stop - start == min(ROW_SIZE, pairs)
+    # Centred whenever there is room on both sides; otherwise flush with an end.
+    if ROW_SIZE // 2 <= pair < pairs - ROW_SIZE // 2:
+        assert pair - start == ROW_SIZE // 2
+    elif pairs > ROW_SIZE:
+        assert start == 0 or stop == pairs
+
+
+def test_row_window_examples():
+    assert row_window(0, 16) == (0, 9)
+    assert row_window(8, 16) == (4, 13)
+    assert row_window(15, 16) == (7, 16)
+    assert row_window(511, 512) == (503, 512)
+    assert row_window(2, 4) == (0, 4)
+
+
+# --------------------------------------------------------------------------
+# Hands against the formula
+# --------------------------------------------------------------------------
+
+def assert_row_hands(view: PairClocks) -> None:
+    s = view.state
+    data = view.hands.data
+    start, stop = row_window(s.pair, s.d_model // 2)
+    assert data["pair"].tolist() == list(range(start, stop))
+    assert view.faces.data["pair"].tolist() == list(range(start, stop))
+    np.testing.assert_array_equal(data["x"], view.faces.data["x"])
+    for j, i in enumerate(range(start, stop)):
+        x = float(data["x"][j])
+        for prefix, p in (("pos", s.pos), ("target", s.pos + s.k)):
+            sx, cy = tip(i, p, s.d_model, s.base)
+            assert abs(data[f"{prefix}_x"][j] - x - sx) < F32, (i, prefix)
+            assert abs(data[f"{prefix}_y"][j] - cy) < F32, (i, prefix)
+        assert_arc(float(data["arc_start"][j]), float(data["arc_end"][j]), i, s)
+
+
+def assert_arc(arc_start: float, arc_end: float, i: int, s: ExplorerState) -> None:
+    """The wedge runs from one hand to the other, the short way the sign of k says."""
+    turn = s.k * omega(i, s.d_model, s.base)
+    length = arc_end - arc_start
+    assert length >= -1e-6
+    assert abs(length - math.fmod(abs(turn), 2 * math.pi)) < 1e-5
+    pos_dir, target_dir = tip(i, s.pos, s.d_model, s.base), tip(i, s.pos + s.k, s.d_model, s.base)
+    # Bokeh draws anticlockwise from start to end; the hand turns clockwise as
+    # positions grow, so for k > 0 the arc starts at the pos+k hand.
+    first, last = (target_dir, pos_dir) if s.k > 0 else (pos_dir, target_dir)
+    np.testing.assert_allclose(direction(arc_start), first, atol=1e-5)
+    np.testing.assert_allclose(direction(arc_end), last, atol=1e-5)
+
+
+def assert_pair_clock(view: PairClocks) -> None:
+    s = view.state
+    data = view.pair_hands.data
+    assert data["hand"] == ["pos", "target"] and data["position"] == [s.pos, s.pos + s.k]
+    for j, p in enumerate((s.pos, s.pos + s.k)):
+        np.testing.assert_allclose((data["x"][j], data["y"][j]), tip(s.pair, p, s.d_model, s.base), atol=1e-12)
+    arc = view.pair_arc.data
+    assert_arc(arc["start"][0], arc["end"][0], s.pair, s)
+
+
+def assert_strip(view: PairClocks) -> None:
+    s = view.state
+    data = view.strip.data
+    pairs = s.d_model // 2
+    assert data["pair"].tolist() == list(range(pairs))
+    assert data["angle"].dtype == np.float32 and data["x"].dtype == np.float32
+    for i in range(pairs):
+        np.testing.assert_allclose(direction(float(data["angle"][i])), tip(i, s.pos, s.d_model, s.base), atol=1e-5)
+    # Reading order, every centre distinct, at most STRIP_COLUMNS per line.
+    centres = set(zip(data["x"].tolist(), data["y"].tolist(), strict=True))
+    assert len(centres) == pairs
+    assert data["x"].max() < STRIP_COLUMNS
+    columns = min(pairs, STRIP_COLUMNS)
+    assert all(data["x"][i] == i % columns and data["y"][i] == -(i // columns) for i in range(pairs))
+
+
+def assert_span(view: PairClocks) -> None:
+    """The strip's rectangles cover exactly the row's pairs, and the selected pair is marked."""
+    s = view.state
+    data = view.strip.data
+    start, stop = row_window(s.pair, s.d_model // 2)
+    span = view.span.data
+    inside = set()
+    for left, right, top, bottom in zip(span["left"], span["right"], span["top"], span["bottom"], strict=True):
+        inside |= {int(i) for i, x, y in zip(data["pair"], data["x"], data["y"], strict=True)
+                   if left < x < right and bottom < y < top}
+    assert inside == set(range(start, stop))
+    sel = view.strip_selected.data
+    assert (sel["x"][0], sel["y"][0]) == (data["x"][s.pair], data["y"][s.pair])
+
+
+def assert_consistent(view: PairClocks) -> None:
+    assert_row_hands(view)
+    assert_pair_clock(view)
+    assert_strip(view)
+    assert_span(view)
+
+
+def test_lesson_numbers_d_model_32_k_3():
+    view = view_for(d_model=32, T=24, k=3)
+    data = view.hands.data
+    # pos = 0: every pos hand points straight up (row 0 is (0, 1, 0, 1, ...)).
+    np.testing.assert_allclose(data["pos_x"] - data["x"], 0, atol=F32)
+    np.testing.assert_allclose(data["pos_y"], 1, atol=F32)
+    # pos + k = 3, pair 0 turns one radian per position: the hand is at 3 rad.
+    assert abs(data["target_x"][0] - math.sin(3)) < F32 and abs(data["target_y"][0] - math.cos(3)) < F32
+    # 9 clocks, fast on the left: the first pair has the shortest wavelength (2 pi).
+    assert data["pair"].tolist() == list(range(9))
+    assert view.faces.data["wavelength_label"][:3] == ["λ = 6.3", "λ = 11.2", "λ = 19.9"]
+    assert view.faces.data["pair_label"][0] == "i = 0"
+    for pos in (0, 7, 23):
+        view.state.pos = pos
+        assert_consistent(view)
+
+
+def test_hand_sources_are_float32():
+    view = view_for(d_model=1024, T=2048, pos=2047, k=-2047, pair=511)
+    for column in ("x", "pos_x", "pos_y", "target_x", "target_y", "arc_start", "arc_end"):
+        assert view.hands.data[column].dtype == np.float32
+    assert_consistent(view)
+
+
+@settings(max_examples=40, deadline=None)
+@given(d_model=st.integers(1, 512).map(lambda n: 2 * n), T=st.integers(1, 2048),
+       base=st.sampled_from([2, 100, 10_000, 1_000_000]), data=st.data())
+def test_hands_match_the_formula_for_random_states(d_model, T, base, data):
+    pair = data.draw(st.integers(0, d_model // 2 - 1), label="pair")
+    pos = data.draw(st.integers(0, T - 1), label="pos")
+    k = data.draw(st.integers(-(T - 1), T - 1), label="k")
+    view = view_for(d_model=d_model, T=T, base=base, pair=pair, pos=pos, k=k)
+    assert_consistent(view)
+
+
+# --------------------------------------------------------------------------
+# What a change sends
+# --------------------------------------------------------------------------
+
+class Sent:
+    """Every Bokeh change event of the view's figures, as the server would send them."""
+
+    def __init__(self, view: PairClocks):
+        self.doc = Document()
+        for fig in (view.row_figure, view.strip_figure, view.pair_figure):
+            self.doc.add_root(fig)
+        self.events: list = []
+        self.doc.on_change(self.events.append)
+
+    def clear(self) -> None:
+        self.events.clear()
+
+    def changes(self) -> dict[str, set[str]]:
+        """Name (or type) of each changed model -> the attributes or columns that changed."""
+        out: dict[str, set[str]] = {}
+        for event in self.events:
+            key = event.model.name or type(event.model).__name__
+            if isinstance(event, ColumnDataChangedEvent):
+                out.setdefault(key, set()).update(event.cols or event.model.data)
+            elif isinstance(event, ModelChangedEvent):
+                cols = set(event.model.data) if event.attr == "data" else {event.attr}
+                out.setdefault(key, set()).update(cols)
+        return out
+
+    def numbers(self) -> int:
+        """How many array elements the events carry."""
+        total = 0
+        for event in self.events:
+            if isinstance(event, ColumnDataChangedEvent):
+                total += sum(len(event.model.data[c]) for c in (event.cols or event.model.data))
+            elif isinstance(event, ModelChangedEvent) and event.attr == "data":
+                total += sum(len(v) for v in event.model.data.values())
+            else:
+                total += 1
+        return total
+
+
+HANDS = {"clocks", "pair_clock", "pair_clock_arc"}
+#: Text that follows pos / k: the legend entries and the big clock's labels.
+LABELS = {"LegendItem", "pair_clock_pos_label", "pair_clock_target_label", "pair_clock_arc_label"}
+
+
+def test_changing_k_sends_only_hands_and_labels():
+    view = view_for(d_model=1024, T=2048, pair=300, pos=100, k=3)
+    figures = (view.row_figure, view.strip_figure, view.pair_figure)
+    renderers = [list(f.renderers) for f in figures]
+    sent = Sent(view)
+    view.state.k = 4
+    changes = sent.changes()
+    assert set(changes) <= HANDS | LABELS, changes
+    assert set(changes) >= HANDS
+    assert sent.numbers() <= 120  # 9 clocks x 8 columns + the big clock
+    assert [list(f.renderers) for f in figures] == renderers  # nothing rebuilt
+    assert_consistent(view)
+
+
+def test_changing_pos_sends_hands_and_one_strip_column():
+    view = view_for(d_model=1024, T=2048, pair=300, pos=100, k=3)
+    sent = Sent(view)
+    view.state.pos = 101
+    changes = sent.changes()
+    assert set(changes) <= HANDS | LABELS | {"clock_strip"}, changes
+    assert changes["clock_strip"] == {"angle"}  # not the 512 centres, not the pair numbers
+    # 512 float32 angles (one per pair) + the row and big clock hands.
+    assert sent.numbers() <= 512 + 120
+    assert_consistent(view)
+
+
+def test_changing_pair_moves_the_window_without_touching_the_strip_hands():
+    view = view_for(d_model=1024, T=2048, pair=300, pos=100, k=3)
+    sent = Sent(view)
+    view.state.pair = 301
+    changes = sent.changes()
+    assert "clock_strip" not in changes and "clock_strip_labels" not in changes
+    assert {"clock_faces", "clocks", "clock_strip_span", "clock_strip_selected", "pair_clock"} <= set(changes)
+    assert sent.numbers() <= 200
+    assert_consistent(view)
+    # At the end the window stays put: the faces change colour, the span does not move.
+    view.state.pair = 511
+    sent.clear()
+    view.state.pair = 510
+    assert "clock_strip_span" not in sent.changes()
+    assert_consistent(view)
+
+
+def test_T_alone_sends_nothing():
+    view = view_for(d_model=64, T=24, pos=5, k=3)
+    sent = Sent(view)
+    view.state.T = 100
+    assert sent.events == []
+
+
+# --------------------------------------------------------------------------
+# Size changes
+# --------------------------------------------------------------------------
+
+def test_shrinking_d_model_keeps_everything_consistent():
+    view = view_for(d_model=1024, T=512, pair=400, pos=77, k=-5)
+    view.state.d_model = 32
+    assert view.state.pair == 15
+    assert view.hands.data["pair"].tolist() == list(range(7, 16))
+    assert len(view.strip.data["angle"]) == 16
+    assert_consistent(view)
+    view.state.d_model = 4
+    assert view.hands.data["pair"].tolist() == [0, 1]
+    assert_consistent(view)
+    view.state.d_model = 1024
+    assert_consistent(view)
+
+
+@settings(max_examples=25, deadline=None)
+@given(steps=st.lists(st.tuples(st.sampled_from(["d_model", "T", "pair", "pos", "k", "base"]),
+                                st.floats(0, 1)), min_size=1, max_size=8))
+def test_any_sequence_of_changes_stays_consistent(steps):
+    view = view_for(d_model=32, T=24, k=3)
+    s = view.state
+    for name, u in steps:
+        low, high = {"d_model": (1, 512), "T": (1, 2048), "pair": (0, s.d_model // 2 - 1), "pos": (0, s.T - 1),
+                     "k": (-(s.T - 1), s.T - 1), "base": (0, 17)}[name]
+        value = low + round(u * (high - low))
+        if name == "d_model":
+            value *= 2
+        if name == "base":
+            value = s.param.base.objects[value]
+        setattr(s, name, value)
+    assert_consistent(view)
+
+
+# --------------------------------------------------------------------------
+# Texts, the block, the player
+# --------------------------------------------------------------------------
+
+def block_numbers(markup: str) -> list[float]:
+    cells = re.findall(r"<td class=\"[^\"]*\">([^<]+)</td>", markup)
+    return [float(c.replace("\u2212", "-")) for c in cells]
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_block_shows_the_matrix_that_carries_pos_to_pos_plus_k(lang):
+    view = view_for(d_model=32, T=24, k=3, pos=5, pair=2, lang=lang)
+    markup = view.block.object
+    m00, m01, before0, after0, m10, m11, before1, after1 = block_numbers(markup)
+    w = omega(2, 32)
+    np.testing.assert_allclose([m00, m01, m10, m11], [math.cos(3 * w), math.sin(3 * w), -math.sin(3 * w),
+                                                      math.cos(3 * w)], atol=6e-5)
+    np.testing.assert_allclose([before0, before1], tip(2, 5, 32), atol=6e-5)
+    np.testing.assert_allclose([after0, after1], tip(2, 8, 32), atol=6e-5)
+    assert text(lang, "block_title", pair=2, k=3) in markup
+    assert text(lang, "block_caption_target", target=8) in markup
+
+
+def test_big_clock_texts():
+    view = view_for(d_model=32, T=24, k=20, pos=2, pair=0, lang="es")
+    assert view.labels["pos"].text == "pos = 2"
+    assert view.labels["target"].text == "pos + k = 22"
+    # 20 rad is 3 whole turns and 20 - 6 pi = 1.150 rad.
+    assert view.labels["arc"].text == text("es", "clock_arc_turns", angle=20.0, turns=3, rest=20 - 6 * math.pi)
+    assert "1.150" in view.labels["arc"].text
+    assert arc_label("en", -1.0) == "ω·k = -1.000 rad"
+    assert text("es", "pair_clock_title", pair=0, omega=1.0) in view.pair_title.object
+
+
+def test_wavelength_labels_stay_short():
+    assert format_wavelength(2 * math.pi) == "6.3"
+    assert format_wavelength(35_332.9) == "35\u2009333"
+    assert format_wavelength(2 * math.pi * 1e6) == "6\u2009283\u2009185"
+
+
+def test_player_drives_pos_within_the_table():
+    view = view_for(d_model=32, T=24, pos=0, k=3, lang="en")
+    player = view.player
+    assert (player.start, player.end, player.value) == (0, 23, 0)
+    assert player.loop_policy == "loop" and player.interval == 300
+    assert player.name == text("en", "play")
+    player.value = 7
+    assert view.state.pos == 7
+    assert_consistent(view)
+    view.state.T = 10
+    assert (player.end, player.value, view.state.pos) == (9, 7, 7)
+    view.state.T = 5
+    assert (player.end, player.value) == (4, 4)
