@@ -45,6 +45,9 @@ VIEWS: dict[str, ViewSpec] = {
     "checks": ViewSpec(LiveChecks, "checks_title", ("d_model", "T", "base", "pos", "k")),
 }
 
+#: The controls stay in view while the page scrolls: a teacher drags and the room watches.
+SIDEBAR_CSS = ":host { position: sticky; top: 0; align-self: flex-start; max-height: 100vh; overflow-y: auto; }"
+
 ALL_CONTROLS = ("d_model", "T", "base", "pair", "pos", "k", "lesson_preset", "paper_preset")
 
 
@@ -101,7 +104,7 @@ def full_page() -> pn.viewable.Viewable:
     controls = pn.Column(
         html_pane(f'<h2 class="pe-section">{html.escape(text(state.lang, "controls"))}</h2>'),
         Controls(state, ALL_CONTROLS),
-        width=340, css_classes=["pe-sidebar"], name="controls",
+        width=340, css_classes=["pe-sidebar"], name="controls", stylesheets=[SIDEBAR_CSS],
     )
     views = pn.Column(*(section(state, name) for name in VIEWS), sizing_mode="stretch_width")
     parts = [header(state), notice_alert(state.lang, notices),

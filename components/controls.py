@@ -10,6 +10,7 @@ import param
 from app.fastsync import FastDiscreteSlider, FastIntSlider
 from app.state import ExplorerState
 from app.strings import text
+from components.theme import WIDGET_STYLESHEET
 
 #: The widget class of each parameter; everything else (bounds, step, value,
 #: the two-way link) comes from the parameter itself through ``from_param``.
@@ -31,7 +32,7 @@ WIDGETS: dict[str, type[pn.widgets.Widget]] = {
 def widget_for(state: ExplorerState, name: str) -> pn.widgets.Widget:
     """The widget of parameter ``name``, linked both ways, labelled in the state's language."""
     kind = WIDGETS[name]
-    options = {"name": text(state.lang, name), "sizing_mode": "stretch_width"}
+    options = {"name": text(state.lang, name), "sizing_mode": "stretch_width", "stylesheets": [WIDGET_STYLESHEET]}
     if kind is pn.widgets.Button:
         options.update(color="primary", variant="outline")
     return kind.from_param(state.param[name], **options)
@@ -51,7 +52,7 @@ class Controls(pn.viewable.Viewer):
         buttons = [widget_for(state, p) for p in self.parameters if WIDGETS[p] is pn.widgets.Button]
         parts: list = list(sliders)
         if buttons:
-            parts.append(pn.Row(*buttons, sizing_mode="stretch_width"))
+            parts.append(pn.Column(*buttons, sizing_mode="stretch_width"))
         self._layout = pn.Column(*parts, sizing_mode="stretch_width", css_classes=["pe-controls"])
 
     def __panel__(self) -> pn.viewable.Viewable:

@@ -23,6 +23,7 @@ from bokeh.models import (
     CustomJSTickFormatter,
     FixedTicker,
     HoverTool,
+    Label,
     LinearColorMapper,
     Range1d,
     Span,
@@ -33,7 +34,7 @@ from bokeh.plotting import figure
 from app import core
 from app.state import ExplorerState
 from app.strings import text
-from components.theme import COLORS, html_pane, readout, style_figure
+from components.theme import COLORS, LABEL_SIZE, html_pane, readout, style_figure
 
 #: Diverging and colour-blind safe (ColorBrewer RdBu), fixed to [-1, 1].
 PALETTE = interp_palette(RdBu11, 256)
@@ -123,6 +124,10 @@ class WavelengthLadder(pn.viewable.Viewer):
         self.T_line = Span(dimension="width", location=24, line_color=COLORS["target"], line_width=3,
                            line_dash="dashed", name="T_line")
         self.ladder_figure.add_layout(self.T_line)
+        self.T_label = Label(x=0, y=24, text="", x_units="data", y_units="data", text_color=COLORS["target"],
+                             text_font_size=LABEL_SIZE, text_font_style="bold", x_offset=4, y_offset=4,
+                             background_fill_color="white", background_fill_alpha=0.8, name="T_label")
+        self.ladder_figure.add_layout(self.T_label)
         self.ladder_figure.add_tools(HoverTool(renderers=self.ladder_figure.renderers[:1], tooltips=[
             (text(lang, "hover_pair"), "@pair"),
             (text(lang, "hover_wavelength"), "@wavelength{0,0.0}"),
@@ -198,6 +203,7 @@ class WavelengthLadder(pn.viewable.Viewer):
         self.ladder_figure.y_range.update(start=1.0, end=float(max(lam.max(), s.T)) * 2.0)
         self.ladder_figure.xaxis.ticker.ticks = pair_ticks(s.d_model // 2)
         self.T_line.location = s.T
+        self.T_label.update(y=s.T, text=text(s.lang, "ladder_T_line", T=s.T))
         self.count.object = readout(s.lang, "ladder_count", count=int(np.sum(lam <= s.T)), pairs=lam.size, T=s.T)
         self._update_pair()
         self._update_rows()
