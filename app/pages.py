@@ -69,9 +69,9 @@ def session_args() -> dict[str, str]:
 
 def session_state() -> tuple[ExplorerState, list[Notice]]:
     """A fresh state for this session, read from the URL, and what had to be corrected."""
-    values, notices = parse_query(session_args())
-    if "lang" not in values:
-        values["lang"] = preferred_language(pn.state.headers or {})
+    browser_lang = preferred_language(pn.state.headers or {})
+    values, notices = parse_query(session_args(), default_lang=browser_lang)
+    values.setdefault("lang", browser_lang)
     return ExplorerState(**values), notices
 
 

@@ -121,31 +121,24 @@ class Notice:
     parameter: str
     given: str
     used: str
-    reason: str  # "not_a_number" | "out_of_range" | "odd" | "not_allowed" | "off_grid"
-
-
-def _to_int(text: str) -> int | None:
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    if not math.isfinite(number):
-        return None
-    return round(number)
+    reason: str  # "not_a_number" | "rounded" | "out_of_range" | "odd" | "not_allowed" | "off_grid"
 
 
 def _clamp(value: int, low: int, high: int) -> int:
     return max(low, min(value, high))
 
 
-def parse_query(args: Mapping[str, str]) -> tuple[dict[str, object], list[Notice]]:
+def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict[str, object], list[Notice]]:
     """Turn raw query-string values into valid state values and notices.
 
     Every parameter of ``URL_PARAMETERS`` that is present is read; anything
     that is not a number, out of range, odd (``d_model``) or not one of the
     allowed values is replaced by the nearest valid value (or the default,
     when there is no nearest) and reported in a ``Notice``. Unknown keys are
-    ignored. The result can be passed to ``ExplorerState(**values)``.
+    ignored. A number written another way ("1e3", "+5") is used as it is;
+    a fractional one is rounded with a notice. An unknown ``lang`` falls back
+    to ``default_lang`` (the browser's language, for a page). The result can
+    be passed to ``ExplorerState(**values)``.
     """
     values: dict[str, object] = {}
     notices: list[Notice] = []
@@ -158,23 +151,23 @@ def parse_query(args: Mapping[str, str]) -> tuple[dict[str, object], list[Notice
         if name not in args:
             return
         given = args[name]
-        number = _to_int(given)
+        number = _to_float(given)
         if number is None:
             used = _clamp(defaults[name].default, low, high)
             note(name, given, used, "not_a_number")
         else:
-            used = _clamp(number, low, high)
-            if used != number:
+            used = _clamp(round(number), low, high)
+            if not low <= number <= high:
                 note(name, given, used, "out_of_range")
-            elif str(number) != given.strip():
-                note(name, given, used, "not_a_number")
+            elif used != number:
+                note(name, given, used, "rounded")
         values[name] = used
 
     integer("T", 1, T_MAX)
     integer("d_model", 2, D_MODEL_MAX)
     if values.get("d_model", 0) % 2:
         used = values["d_model"] + 1 if values["d_model"] < D_MODEL_MAX else values["d_model"] - 1
-        # "32.6" already got a not_a_number notice (used 33); correct that one
+        # "32.6" already got a "rounded" notice (used 33); correct that one
         # instead of adding a second notice, so it reports the value really used.
         earlier = [n for n in notices if n.parameter == "d_model"]
         if earlier:
@@ -185,9 +178,12 @@ def parse_query(args: Mapping[str, str]) -> tuple[dict[str, object], list[Notice
 
     if "base" in args:
         number = _to_float(args["base"])
-        if number is None or number <= 0:
+        if number is None:
             values["base"] = defaults["base"].default
             note("base", args["base"], values["base"], "not_a_number")
+        elif number <= 0:
+            values["base"] = BASES[0]
+            note("base", args["base"], BASES[0], "out_of_range")
         else:
             nearest = min(BASES, key=lambda b: abs(math.log(b) - math.log(number)))
             values["base"] = nearest
@@ -205,7 +201,8 @@ def parse_query(args: Mapping[str, str]) -> tuple[dict[str, object], list[Notice
         if lang in LANGUAGES:
             values["lang"] = lang
         else:
-            note("lang", args["lang"], defaults["lang"].default, "not_allowed")
+            values["lang"] = default_lang
+            note("lang", args["lang"], default_lang, "not_allowed")
     return values, notices
 
 

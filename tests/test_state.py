@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from app.state import BASES, D_MODEL_MAX, LANGUAGES, PRESETS, T_MAX, URL_PARAMETERS, ExplorerState, parse_query
 
 PROPERTY = settings(max_examples=60, deadline=None)
-REASONS = {"not_a_number", "out_of_range", "odd", "not_allowed", "off_grid"}
+REASONS = {"not_a_number", "rounded", "out_of_range", "odd", "not_allowed", "off_grid"}
 DEFAULTS = {"d_model": 32, "T": 24, "base": 10_000, "pair": 0, "pos": 0, "k": 3, "lang": "es"}
 
 
@@ -230,7 +230,7 @@ def used_value(values: dict[str, object], name: str) -> object:
     ({"d_model": "1023"}, "d_model", 1024, "odd"),
     ({"d_model": "-5"}, "d_model", 2, "out_of_range"),
     ({"d_model": "2000"}, "d_model", 1024, "out_of_range"),
-    ({"d_model": "32.6"}, "d_model", 34, "not_a_number"),  # rounds to 33, then made even: one notice
+    ({"d_model": "32.6"}, "d_model", 34, "rounded"),  # rounds to 33, then made even: one notice
     ({"base": "3000"}, "base", 2000, "off_grid"),
     ({"base": "7e5"}, "base", 500_000, "off_grid"),
     ({"base": "abc"}, "base", 10_000, "not_a_number"),
@@ -245,7 +245,8 @@ def used_value(values: dict[str, object], name: str) -> object:
     ({"k": "1e999"}, "k", 3, "not_a_number"),
     ({"k": "-100"}, "k", -23, "out_of_range"),
     ({"T": "2", "k": "abc"}, "k", 1, "not_a_number"),  # the default, clamped to the range
-    ({"T": "10", "pos": "3.7"}, "pos", 4, "not_a_number"),
+    ({"T": "10", "pos": "3.7"}, "pos", 4, "rounded"),
+    ({"base": "-5"}, "base", 2, "out_of_range"),
 ])
 def test_junk_gives_a_valid_value_and_one_notice(args, name, used, reason):
     values, notices = parse_query(args)
@@ -289,7 +290,8 @@ def value_if_taken_as_given(name: str, given: str) -> object:
         return None
     if name == "base":
         return number
-    return int(given.strip()) if given.strip().lstrip("-").isdecimal() and given.strip().isascii() else None
+    # Any spelling of a whole number ("7", "+7", "7.0", "7e0") is that number.
+    return int(number) if math.isfinite(number) and number == int(number) else None
 
 
 @PROPERTY
