@@ -72,7 +72,10 @@ def session_state() -> tuple[ExplorerState, list[Notice]]:
     browser_lang = preferred_language(pn.state.headers or {})
     values, notices = parse_query(session_args(), default_lang=browser_lang)
     values.setdefault("lang", browser_lang)
-    return ExplorerState(**values), notices
+    state = ExplorerState(**values)
+    if pn.state.curdoc is not None:
+        pn.state.curdoc.title = text(state.lang, "page_title")
+    return state, notices
 
 
 def language_link(state: ExplorerState) -> LanguageLink:
