@@ -58,8 +58,12 @@ LABEL_SIZE = "13pt"
 TWO_PI = 2.0 * math.pi
 #: Bigger player buttons for a projector. Panel's ``scale_buttons`` uses a CSS
 #: transform that makes neighbouring buttons overlap, so the size is set here;
-#: ``!important`` beats the inline ``max-width: 50px`` the player writes.
+#: ``!important`` beats the inline ``max-width: 50px`` the player writes. The
+#: player's own range input is hidden: the pos slider is always next to it, and
+#: Panel 1.9 sets that input's value before its max, so any pos above 100
+#: showed at the wrong place until the first step.
 PLAYER_CSS = """
+input[type="range"] { display: none; }
 button { min-height: 40px; max-width: 72px !important; }
 button svg { width: 22px; height: 22px; }
 .pn-player-title { font-size: 1.1rem; }
@@ -212,12 +216,13 @@ def pair_clock_arc(pair: int, pos: int, k: int, d_model: int, base: float) -> di
     return {"start": [float(start)], "end": [float(end)]}
 
 
-def arc_label(lang: str, turn: float) -> str:
-    """``omega k`` in radians, and as whole turns plus the rest when it exceeds one turn."""
+def arc_label(lang: str, turn: float) -> tuple[str, str]:
+    """``omega k`` in radians, and (second line, empty under one turn) as whole turns plus the rest."""
     turns = int(abs(turn) // TWO_PI)
     if turns == 0:
-        return text(lang, "clock_arc", angle=turn)
-    return text(lang, "clock_arc_turns", angle=turn, turns=turns, rest=abs(turn) - turns * TWO_PI)
+        return text(lang, "clock_arc", angle=turn), ""
+    return text(lang, "clock_arc", angle=turn), text(lang, "clock_arc_turns", sign="" if turn > 0 else "\u2212",
+                                                     turns=turns, rest=abs(turn) - turns * TWO_PI)
 
 
 def _number(x: float) -> str:
@@ -307,7 +312,7 @@ class PairClocks(pn.viewable.Viewer):
                                                                         "bottom": []})
         self.faces = ColumnDataSource(name="clock_faces", data=row_faces(0, 0, 0, 2, 10.0, lang))
         self.hands = ColumnDataSource(name="clocks", data=row_hands(0, 0, 0, 0, 2, 10.0))
-        self.row_figure = _clock_figure("clock_row_plot", 240, self.row_frame)
+        self.row_figure = _clock_figure("clock_row_plot", 220, self.row_frame)
         f = self.row_figure
         f.circle(x="x", y=0, radius=1.0, source=self.faces, fill_color=FACE_FILL, line_color="line_color",
                  line_width="line_width", name="clock_faces_glyph")
@@ -366,8 +371,9 @@ class PairClocks(pn.viewable.Viewer):
         self.pair_hands = ColumnDataSource(name="pair_clock", data=pair_clock_hands(0, 0, 0, 2, 10.0))
         self.pair_arc = ColumnDataSource(name="pair_clock_arc", data={"start": [0.0], "end": [0.0]})
         lim = 1.5
+        # Deeper at the bottom: two lines of text about the arc sit under the face.
         self.pair_frame = ColumnDataSource(name="pair_clock_frame", data={"left": [-lim], "right": [lim],
-                                                                         "top": [lim], "bottom": [-lim]})
+                                                                         "top": [lim], "bottom": [-lim - 0.25]})
         self.pair_figure = _clock_figure("pair_clock_plot", 460, self.pair_frame, width=470, sizing_mode="fixed")
         p = self.pair_figure
         p.axis.visible = True
@@ -391,6 +397,8 @@ class PairClocks(pn.viewable.Viewer):
                             name="pair_clock_target_label"),
             "arc": Label(x=0, y=-corner, text="", text_align="center", text_baseline="bottom",
                          text_color=COLORS["ink"], text_font_size=LABEL_SIZE, name="pair_clock_arc_label"),
+            "turns": Label(x=0, y=-corner - 0.22, text="", text_align="center", text_baseline="bottom",
+                           text_color=COLORS["ink"], text_font_size=LABEL_SIZE, name="pair_clock_turns_label"),
         }
         for label in self.labels.values():
             p.add_layout(label)
@@ -405,7 +413,7 @@ class PairClocks(pn.viewable.Viewer):
             state.param.pos, name=text(lang, "play"), interval=300, loop_policy="loop",
             show_loop_controls=False, show_value=True, value_align="start",
             visible_buttons=["slower", "previous", "pause", "play", "next", "faster"],
-            width=420, height=100, stylesheets=[PLAYER_CSS],
+            width=420, height=80, stylesheets=[PLAYER_CSS],
         )
 
         self.pair_title = html_pane("", name="pair_clock_title", sizing_mode="stretch_width")
@@ -431,9 +439,9 @@ class PairClocks(pn.viewable.Viewer):
         self.strip.data = strip_faces(s.pos, s.d_model, s.base)
         self.strip_labels.data = strip_line_labels(pairs, columns)
         # Room on the left for the line labels (up to "448").
-        self.strip_frame.data = {"left": [-2.6 if lines > 1 else -0.6], "right": [columns - 0.4],
+        self.strip_frame.data = {"left": [-2.6 if lines > 1 else -0.7], "right": [columns - 0.3],
                                  "top": [0.6], "bottom": [-lines + 0.4]}
-        self.strip_figure.height = 90 + 24 * lines
+        self.strip_figure.height = 80 + 20 * lines
         self._window = (-1, -1)
         self._update_window()
 
@@ -483,7 +491,8 @@ class PairClocks(pn.viewable.Viewer):
         self.pair_arc.data = pair_clock_arc(s.pair, s.pos, s.k, s.d_model, s.base)
         self.labels["pos"].text = text(s.lang, "clock_hand_pos", pos=s.pos)
         self.labels["target"].text = text(s.lang, "clock_hand_target", target=s.target)
-        self.labels["arc"].text = arc_label(s.lang, float(core.angles(s.k, s.d_model, s.base)[s.pair]))
+        self.labels["arc"].text, self.labels["turns"].text = arc_label(
+            s.lang, float(core.angles(s.k, s.d_model, s.base)[s.pair]))
         self.block.object = block_html(s.lang, s.pair, s.pos, s.k, s.d_model, s.base)
 
     def __panel__(self) -> pn.viewable.Viewable:
