@@ -72,10 +72,7 @@ def session_state() -> tuple[ExplorerState, list[Notice]]:
     browser_lang = preferred_language(pn.state.headers or {})
     values, notices = parse_query(session_args(), default_lang=browser_lang)
     values.setdefault("lang", browser_lang)
-    state = ExplorerState(**values)
-    if pn.state.curdoc is not None:
-        pn.state.curdoc.title = text(state.lang, "page_title")
-    return state, notices
+    return ExplorerState(**values), notices
 
 
 def language_link(state: ExplorerState) -> LanguageLink:
@@ -111,7 +108,8 @@ def full_page() -> pn.viewable.Viewable:
     )
     views = pn.Column(*(section(state, name) for name in VIEWS), sizing_mode="stretch_width")
     parts = [header(state), notice_alert(state.lang, notices),
-             pn.Row(controls, views, sizing_mode="stretch_width"), AddressBar(state)]
+             pn.Row(controls, views, sizing_mode="stretch_width"),
+             AddressBar(state, title=text(state.lang, "page_title"))]
     return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                      stylesheets=[STYLESHEET], css_classes=["pe-page"])
 
@@ -123,7 +121,7 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
         state, notices = session_state()
         spec = VIEWS[name]
         parts = [notice_alert(state.lang, notices), Controls(state, spec.controls), spec.view(state),
-                 AddressBar(state)]
+                 AddressBar(state, title=text(state.lang, "page_title"))]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                          stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])
 

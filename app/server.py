@@ -21,6 +21,6 @@ def serve(port: int = DEFAULT_PORT, address: str | None = None,
     fastsync.install()  # TCP_NODELAY on the websocket; must precede pn.serve
     return pn.serve(
         routes(), port=port, address=address, websocket_origin=list(allow_websocket_origin or []) or None,
-        threaded=threaded, show=show, liveness=True, title="Positional encoding",
+        threaded=threaded, show=show, liveness=True,
         static_dirs={"assets": str(STATIC_DIR)}, **kwargs,
     )

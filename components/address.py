@@ -13,6 +13,10 @@ from app.state import URL_PARAMETERS, ExplorerState
 class AddressBar(JSComponent):
     """An invisible component that writes the state's query into the address bar.
 
+    It also gives the browser tab the page's title and the document its
+    language (``<html lang>``, for screen readers and hyphenation): pn.serve
+    overwrites the server-side title, and the language is known per session.
+
     It replaces the history entry instead of pushing one, so dragging a slider
     does not flood the back button, and it does not wait for the document to
     become idle (Panel's ``Location`` does both, and a page with many Bokeh
@@ -21,6 +25,8 @@ class AddressBar(JSComponent):
     """
 
     query = param.String(default="", doc="The state's query string (without '?').")
+    title = param.String(default="", doc="Title of the browser tab.")
+    lang = param.String(default="", doc="Language code of the page.")
 
     _esm = """
     export function render({ model }) {
@@ -31,12 +37,15 @@ class AddressBar(JSComponent):
       };
       apply();
       model.on("query", apply);
+      if (model.title) document.title = model.title;
+      if (model.lang) document.documentElement.lang = model.lang;
       return document.createElement("span");
     }
     """
 
     def __init__(self, state: ExplorerState, **params):
         params.setdefault("name", "address_bar")
+        params.setdefault("lang", state.lang)
         super().__init__(query=urlencode(state.query()), width=0, height=0, margin=0, **params)
         state.param.watch(lambda *_: setattr(self, "query", urlencode(state.query())), list(URL_PARAMETERS))
 

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from app import core
 from app.strings import text
 from components.ladder import heatmap_values
-from tests.helpers import press, slider_handle, source_data, wait_for_source, wait_until
+from tests.helpers import press, slider_handle, wait_for_source, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -41,6 +41,8 @@ def test_page_loads_draws_and_follows_the_T_slider(page, app_url, console_errors
     assert_heatmap_shows(data["image"][0], 24, 32)
     expect(page.locator("canvas").first).to_be_visible()
     expect(page.locator("body")).to_contain_text(text("en", "page_title"))
+    wait_until(lambda: page.title() == text("en", "page_title"), message="the tab title is not the page's")
+    assert page.evaluate("() => document.documentElement.lang") == "en"
 
     press(page, text("en", "T"), "ArrowRight")
     data = wait_for_source(page, "heatmap", lambda d: d["image"][0].shape == (25, 32))
@@ -82,7 +84,7 @@ def test_junk_in_the_url_is_clamped_with_a_visible_escaped_notice(page, app_url,
     for name in ("d_model", "T", "k", "base"):
         expect(notice).to_contain_text(f"{name} =")
     expect(slider_handle(page, text("en", "k"))).to_have_attribute("aria-valuenow", "23.0")
-    wait_until(lambda: query_of(address(page)).get("d_model") == "34", message="the clamped state never reached the URL")
+    wait_until(lambda: query_of(address(page)).get("d_model") == "34", message="the clamped state is not in the URL")
     assert console_errors == []
 
 
