@@ -28,15 +28,18 @@ new data, none of it computing:
    ``install()`` swaps Panel's websocket handler for a subclass whose
    ``open`` calls tornado's ``set_nodelay(True)``.
 
-3. **One message per change.** Bokeh sends one ``PATCH-DOC`` message per
-   changed model; a key press on ``k`` changes a dozen. The widgets apply a
-   change inside Panel's public ``pn.io.hold()``, which sends them as one.
+3. **One message per change, no bookkeeping.** Bokeh sends one ``PATCH-DOC``
+   message per changed model; a key press on ``k`` changes a dozen. The
+   widgets apply a change inside Panel's public ``pn.io.hold()``, which sends
+   them as one (``one_message``), and skip Panel's "busy" counting.
 
 Widgets stay param-driven: the classes are ordinary Panel widgets built with
 ``from_param``; only a class attribute and one wrapped method differ.
 Everything here relies on names that are private in Panel and Bokeh:
 ``Syncable._debounce`` (read by ``Syncable._server_change``),
-``Syncable._process_events``, ``DiscreteSlider._slider`` (built in
+``Syncable._process_events`` and ``Syncable._busy__ignore``, Bokeh's
+``Document.callbacks._held_events`` and ``Model._callbacks`` (in
+``one_message``), ``DiscreteSlider._slider`` (built in
 ``DiscreteSlider._update_options``) and ``DiscreteSlider._sync_value``,
 ``bokeh.server.urls.per_app_patterns``
 and ``panel.io.server.WSHandler``. tests/test_fastsync.py asserts each of them
@@ -47,6 +50,9 @@ the tests instead of silently bringing the latency back. pyproject.toml pins
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
 from typing import ClassVar
 
 import panel as pn
@@ -62,10 +68,13 @@ __all__ = [
     "install",
     "installed",
     "make_fast",
+    "one_message",
 ]
 
 #: Milliseconds a browser change waits before it is applied (Panel's default is 50).
 DEBOUNCE_MS = 0
+#: The properties a key press or a play step sends.
+VALUE_PROPERTIES = ("value", "value_throttled")
 
 
 def make_fast(widget: pn.widgets.Widget) -> pn.widgets.Widget:
@@ -76,24 +85,60 @@ def make_fast(widget: pn.widgets.Widget) -> pn.widgets.Widget:
     builds inside a composite, where no subclass can be slipped in.
     """
     widget._debounce = DEBOUNCE_MS
+    widget._busy__ignore = list(VALUE_PROPERTIES)
     return widget
 
 
+def _is_panel_sync(callback: object) -> bool:
+    """Whether a Bokeh ``on_change`` callback is Panel's browser-to-Python sync (``_server_change``)."""
+    return isinstance(callback, partial) and getattr(callback.func, "__name__", "") == "_server_change"
+
+
+@contextmanager
+def one_message() -> Iterator[None]:
+    """``pn.io.hold()``: every Bokeh event of the body leaves as one PATCH-DOC message.
+
+    Bokeh defers a changed model's Python ``on_change`` callbacks to the end of
+    a hold. For properties that Panel itself set from Python, the only such
+    callback is Panel's own ``_server_change``, which Panel means to skip (it
+    lists the attribute in ``_changing`` while it sets it); after the hold it
+    would run as if the browser had sent the value, rescheduling a stale copy
+    of it. Panel's websocket path drops those callbacks already; this drops
+    them on every path (no session, or a socket busy writing) and leaves any
+    other ``on_change`` callback alone.
+    """
+    doc = pn.state.curdoc
+    with pn.io.hold():
+        try:
+            yield
+        finally:
+            for event in (doc.callbacks._held_events if doc is not None else []):
+                model, attr = getattr(event, "model", None), getattr(event, "attr", None)
+                callbacks = getattr(model, "_callbacks", {}).get(attr, []) if attr else []
+                if event.callback_invoker is not None and callbacks and all(map(_is_panel_sync, callbacks)):
+                    event.callback_invoker = None
+
+
 class _FastSync:
-    """Mixin for a Panel widget: no debounce, and one websocket message per change.
+    """Mixin for a Panel widget: no debounce, no busy bookkeeping, one websocket message per change.
 
     ``_process_events`` is where a browser change becomes a parameter change
-    and so runs every watcher (the state, then every view). Inside Panel's
-    public ``pn.io.hold()`` the Bokeh events those watchers cause are sent as
-    one ``PATCH-DOC`` message instead of one message (and three or more
-    websocket frames) per changed model: about 150 bytes and a few syscalls
-    less per model, which for a key press on ``k`` is most of the bytes.
+    and so runs every watcher (the state, then every view). Inside
+    ``one_message()`` the Bokeh events those watchers cause are sent as one
+    ``PATCH-DOC`` message instead of one message (and three or more websocket
+    frames) per changed model: about 150 bytes and a few syscalls less per
+    model, which for a key press on ``k`` is a third of the bytes.
+
+    ``_busy__ignore``: Panel counts every processed change as "busy" (two
+    parameter updates of ``pn.state`` with their watchers, ~1-2 ms here) to
+    drive loading indicators; the explorable shows none for a slider step.
     """
 
     _debounce: ClassVar[int] = DEBOUNCE_MS
+    _busy__ignore: ClassVar[list[str]] = list(VALUE_PROPERTIES)
 
     def _process_events(self, events: dict) -> None:
-        with pn.io.hold():
+        with one_message():
             super()._process_events(events)
 
 
@@ -119,7 +164,7 @@ class FastDiscreteSlider(pn.widgets.DiscreteSlider):
         make_fast(self._slider)
 
     def _sync_value(self, event) -> None:
-        with pn.io.hold():
+        with one_message():
             super()._sync_value(event)
 
 

@@ -1,0 +1,786 @@
+"""The benchmark: the explorable against the naive baseline, side by side, in one run.
+
+    python -m bench.run            # full run, ~10-15 min on 2 cores
+    python -m bench.run --quick    # fewer repetitions, ~3 min
+    python -m bench.run --parts server,browser   # some parts only
+
+Parts (each measures both apps in the same run; ratios are naive / app):
+
+* ``server``  - server time of one update per parameter, in this process, no network: a
+  widget's Bokeh model is changed the way a browser message changes it, every watcher
+  runs and the resulting document events are serialized into a PATCH-DOC message;
+* ``wire``    - bytes the server sends on the websocket per update (a real server, one
+  Bokeh-protocol client), with the time to the last data message;
+* ``browser`` - key press on a slider in Chromium -> every source that the key changes has
+  its new data in the page's Bokeh document (both timestamps taken inside the page);
+* ``clients`` - N Bokeh-protocol clients each changing k 5 times a second (closed loop: a
+  client waits for its answer, at most 5 s, before its next change);
+* ``memory``  - server RSS per open session, and after 200 sessions opened and closed;
+* ``load``    - first drawn plot after the page is requested, cold browser context.
+
+Results: bench/results/<time>.json (git-ignored) and the tables between the markers in
+docs/performance.md. Servers are started as subprocesses on free loopback ports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import gc
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+DOC = ROOT / "docs" / "performance.md"
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+APPS = ("app", "naive")
+PARAMS = ("k", "pos", "pair", "T", "d_model", "base")
+#: The lesson's NumPy cells and the largest table the sliders allow; pair/pos/k
+#: start inside their ranges so that a step either way is possible.
+SIZES: dict[str, dict[str, str]] = {
+    "lesson": {"d_model": "32", "T": "24", "base": "10000", "pair": "3", "pos": "5", "k": "3", "lang": "en"},
+    "largest": {"d_model": "1024", "T": "2048", "base": "10000", "pair": "3", "pos": "5", "k": "3", "lang": "en"},
+}
+#: Slider handles on ``/`` in page order (both apps put the controls first, in this order).
+HANDLE_ORDER = ("d_model", "T", "base", "pair", "pos", "k")
+#: Targets from the issue, for the pass/fail column.
+TARGETS = {"browser_p95_ms": 30.0, "bytes_per_step": 2048, "server_ms_small": 3.0, "server_ms_big": 50.0,
+           "clients_p95_ms": 100.0, "session_mb": 5.0, "leak_mb": 15.0, "load_s": 1.5, "ratio": 5.0}
+
+sys.path.insert(0, str(ROOT))
+
+
+# ---------------------------------------------------------------------------
+# Small helpers.
+# ---------------------------------------------------------------------------
+
+def stats(values: list[float]) -> dict[str, float | int | None]:
+    """Median, 95th percentile, min and count (nearest-rank p95, so it is a measured value)."""
+    if not values:
+        return {"p50": None, "p95": None, "min": None, "n": 0}
+    ordered = sorted(values)
+    rank = max(0, int(np.ceil(0.95 * len(ordered))) - 1)
+    return {"p50": float(np.median(ordered)), "p95": float(ordered[rank]), "min": float(ordered[0]),
+            "n": len(ordered)}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size of a process, from /proc (MB = 2**20 bytes)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+def log(*parts: object) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}]", *parts, flush=True)
+
+
+@contextlib.contextmanager
+def server(which: str) -> Iterator[tuple[int, int]]:
+    """``python -m bench.serve which PORT`` in a subprocess; yields (port, pid) once it answers."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "bench.serve", which, str(port)], cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/liveness", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{which} server did not start: {process.stderr.read().decode()[-2000:]}")
+            time.sleep(0.2)
+        yield port, process.pid
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def steps(param: str, size: str, n: int) -> list[int]:
+    """Alternating -1/+1 slider steps (in slider units), so the size stays where it is."""
+    return [(-1 if i % 2 == 0 else 1) for i in range(n)]
+
+
+# ---------------------------------------------------------------------------
+# 1. Server time of one update, in process.
+# ---------------------------------------------------------------------------
+
+def build_page(which: str, query: dict[str, str]):
+    """The page object of ``/`` for a session whose URL carries ``query``."""
+    import app.pages as pages
+
+    with mock.patch.object(pages, "session_args", return_value=dict(query)):
+        if which == "app":
+            return pages.full_page()
+        from bench.naive_app import naive_page
+
+        return naive_page()
+
+
+def find_slider_model(page, root, label: str):
+    """The Bokeh model a browser would change for the widget labelled ``label``."""
+    import panel as pn
+
+    widgets = [w for w in page.select(pn.widgets.Widget) if w.name == label]
+    if len(widgets) != 1:
+        raise LookupError(f"{len(widgets)} widgets labelled {label!r}")
+    widget = widgets[0]
+    inner = getattr(widget, "_slider", None) or widget  # DiscreteSlider drives an inner IntSlider
+    return inner._models[root.ref["id"]][0]
+
+
+def server_times(which: str, size: str, repeats: int) -> dict[str, Any]:
+    import panel as pn
+    from bokeh.document import Document
+    from bokeh.document.events import DocumentPatchedEvent
+    from bokeh.protocol import Protocol
+    from panel.io.state import set_curdoc
+
+    from app.strings import text
+
+    query = SIZES[size]
+    doc = Document()
+    out: dict[str, Any] = {}
+    with set_curdoc(doc):
+        page = build_page(which, query)
+        root = page.get_root(doc)
+        doc.add_root(root)
+        # As a served session after the browser's document_ready, on the server's thread;
+        # otherwise pn.io.hold() keeps the events for later and nothing would be serialized.
+        pn.state._connected[doc] = True
+        pn.state._thread_id_[doc] = threading.get_ident()
+        events: list = []
+        doc.on_change(events.append)
+        protocol = Protocol()
+        for param in PARAMS:
+            model = find_slider_model(page, root, text("en", param))
+            step = model.step if hasattr(model, "step") and model.step else 1
+            times, sizes = [], []
+            for i, sign in enumerate(steps(param, size, repeats + 2)):
+                new = model.value + sign * step
+                events.clear()
+                gc.disable()
+                t0 = time.perf_counter()
+                # What Bokeh does with a browser's PATCH-DOC: set the property; Panel's
+                # on_change callback runs every watcher (no session: no debounce).
+                model.set_from_json("value", new)
+                model.set_from_json("value_throttled", new)
+                sent = [e for e in events if isinstance(e, DocumentPatchedEvent)
+                        and getattr(e, "model", None) is not model]
+                message = protocol.create("PATCH-DOC", sent) if sent else None
+                nbytes = 0
+                if message is not None:
+                    nbytes = len(message.header_json) + len(message.metadata_json) + len(message.content_json)
+                    nbytes += sum(len(b.to_bytes()) for b in message.buffers)
+                elapsed = time.perf_counter() - t0
+                gc.enable()
+                if i >= 2:  # the first two are warm-up
+                    times.append(elapsed * 1000)
+                    sizes.append(nbytes)
+            out[param] = {**stats(times), "serialized_bytes": int(np.median(sizes)) if sizes else None}
+        pn.state.reset()
+    return out
+
+
+def part_server(quick: bool) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for size in SIZES:
+        for which in APPS:
+            repeats = (3 if quick else 8) if (which == "naive" and size == "largest") else (10 if quick else 40)
+            log("server", which, size)
+            results.setdefault(size, {})[which] = server_times(which, size, repeats)
+    return results
+
+
+# ---------------------------------------------------------------------------
+# 2. Bytes on the wire per update, one protocol client.
+# ---------------------------------------------------------------------------
+
+def base_slider_id(client) -> str:
+    """The inner slider of the base DiscreteSlider: an untitled 0..len(BASES)-1 Slider."""
+    from app.state import BASES
+    from bench.protocol import objects
+
+    found = [o["id"] for o in objects(client.doc) if "Slider" in o.get("name", "")
+             and o["attributes"].get("end") == len(BASES) - 1 and not o["attributes"].get("title")]
+    if len(found) != 1:
+        raise LookupError(f"{len(found)} candidate base sliders")
+    return found[0]
+
+
+async def wire_one(port: int, size: str, repeats: int) -> dict[str, Any]:
+    from app.strings import text
+    from bench.protocol import BokehClient, objects
+
+    client = BokehClient("127.0.0.1", port, "/", SIZES[size])
+    await client.open(timeout=120)
+    out: dict[str, Any] = {}
+    try:
+        for param in PARAMS:
+            model_id = base_slider_id(client) if param == "base" else client.slider_id(text("en", param))
+            model = next(o for o in objects(client.doc) if o["id"] == model_id)
+            value = int(model["attributes"]["value"])
+            step = int(model["attributes"].get("step") or 1)
+            latencies, sizes = [], []
+            for i, sign in enumerate(steps(param, size, repeats + 2)):
+                value += sign * step
+                await client.set_value(model_id, value)
+                seconds, nbytes = await client.until_data(timeout=60, quiet=0.15)
+                if i >= 2:
+                    latencies.append(seconds * 1000)
+                    sizes.append(nbytes)
+            out[param] = {"bytes": stats([float(s) for s in sizes]), "latency_ms": stats(latencies)}
+    finally:
+        client.close()
+    return out
+
+
+def part_wire(quick: bool) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for which in APPS:
+        with server(which) as (port, _pid):
+            for size in SIZES:
+                repeats = (3 if quick else 6) if (which == "naive" and size == "largest") else (6 if quick else 20)
+                log("wire", which, size)
+                results.setdefault(size, {})[which] = asyncio.run(wire_one(port, size, repeats))
+    return results
+
+
+# ---------------------------------------------------------------------------
+# 3. Browser end to end.
+# ---------------------------------------------------------------------------
+
+#: Installed in the page: on every key press, remember each named source's model and data
+#: object; on every document change, note when a named source got a new data object, was
+#: patched/streamed, or was replaced by a new model (a rebuilt figure). Times are
+#: performance.now() in the page, so the network and the browser's work are both inside.
+PROBE_JS = """
+() => {
+  const doc = Bokeh.documents[0];
+  const P = window.__probe = {t0: null, snap: null, changed: new Map(), last: performance.now(), patched: new Set()};
+  const sources = () => {
+    const out = new Map();
+    for (const m of doc._all_models.values()) {
+      if (m.name != null && typeof m.get_length === 'function' && m.data !== undefined) {
+        if (!out.has(m.name)) out.set(m.name, []);
+        out.get(m.name).push([m, m.data]);
+      }
+    }
+    return out;
+  };
+  const check = () => {
+    if (P.t0 === null) return;
+    const now = performance.now() - P.t0;
+    for (const [name, entries] of sources()) {
+      if (P.changed.has(name)) continue;
+      const before = P.snap.get(name) ?? [];
+      const same = entries.length === before.length && entries.every(
+        ([m, d]) => before.some(([m0, d0]) => m0 === m && d0 === d)) && !P.patched.has(name);
+      if (!same) P.changed.set(name, now);
+    }
+  };
+  document.addEventListener('keydown', () => {
+    P.t0 = performance.now(); P.snap = sources(); P.changed = new Map(); P.patched = new Set();
+  }, true);
+  doc.on_change((event) => {
+    P.last = performance.now();
+    if (P.t0 === null) return;
+    if ((event.patches !== undefined || event.rollover !== undefined) && event.model?.name != null)
+      P.patched.add(event.model.name);
+    queueMicrotask(check);
+  });
+  return true;
+}
+"""
+
+def _browser():
+    from playwright.sync_api import sync_playwright
+
+    from tests.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    manager = sync_playwright().start()
+    browser = manager.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    return manager, browser
+
+
+def _handles(page):
+    """The slider handles in page order (inside Panel's shadow roots; Playwright pierces them)."""
+    return page.locator(".noUi-handle")
+
+
+def browser_one(browser, url: str, repeats: int, press_timeout: float) -> dict[str, Any]:
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    received: list[tuple[float, int]] = []
+
+    def on_ws(ws) -> None:
+        ws.on("framereceived", lambda payload: received.append((time.perf_counter(), len(payload))))
+
+    page.on("websocket", on_ws)
+    out: dict[str, Any] = {}
+    try:
+        page.goto(url, timeout=120_000)
+        page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle",
+                               timeout=120_000)
+        page.evaluate(PROBE_JS)
+        handles = _handles(page)
+        handles.nth(0).wait_for(timeout=60_000)
+
+        def settle(quiet_ms: int = 150, timeout: float = 60.0) -> None:
+            page.wait_for_function(f"() => performance.now() - window.__probe.last > {quiet_ms}",
+                                   timeout=timeout * 1000, polling=25)
+
+        for param in PARAMS:
+            handle = handles.nth(HANDLE_ORDER.index(param))
+            handle.focus()
+            keys = ["ArrowLeft" if s < 0 else "ArrowRight" for s in steps(param, "", repeats + 2)]
+            # Discover which sources this parameter changes: those changed by both warm-up presses.
+            seen = []
+            for key in keys[:2]:
+                page.keyboard.press(key)
+                page.wait_for_timeout(300)  # a warm-up press: let the slowest answer arrive
+                settle(300, press_timeout)
+                seen.append(set(page.evaluate("() => [...window.__probe.changed.keys()]")))
+            witnesses = sorted(seen[0] & seen[1])
+            latencies, nbytes, incomplete = [], [], 0
+            for key in keys[2:]:
+                start = time.perf_counter()
+                count = len(received)
+                page.keyboard.press(key)
+                try:
+                    page.wait_for_function("(w) => w.every((n) => window.__probe.changed.has(n))", arg=witnesses,
+                                           timeout=press_timeout * 1000, polling="raf")
+                except Exception:
+                    incomplete += 1
+                changed = page.evaluate("(w) => w.map((n) => window.__probe.changed.get(n) ?? null)", witnesses)
+                settle()
+                if None not in changed and changed:
+                    latencies.append(max(changed))
+                nbytes.append(sum(n for t, n in received[count:] if t >= start))
+            out[param] = {"latency_ms": stats(latencies), "bytes": stats([float(b) for b in nbytes]),
+                          "witnesses": witnesses, "incomplete": incomplete}
+    finally:
+        page.close()
+    return out
+
+
+def part_browser(quick: bool) -> dict[str, Any]:
+    from urllib.parse import urlencode
+
+    results: dict[str, Any] = {}
+    manager, browser = _browser()
+    try:
+        for which in APPS:
+            with server(which) as (port, _pid):
+                for size in SIZES:
+                    slow = which == "naive" and size == "largest"
+                    repeats = (3 if quick else 8) if slow else (8 if quick else 30)
+                    log("browser", which, size)
+                    url = f"http://127.0.0.1:{port}/?{urlencode(SIZES[size])}"
+                    results.setdefault(size, {})[which] = browser_one(browser, url, repeats,
+                                                                      press_timeout=60 if slow else 10)
+    finally:
+        browser.close()
+        manager.stop()
+    return results
+
+
+# ---------------------------------------------------------------------------
+# 4. Many clients.
+# ---------------------------------------------------------------------------
+
+async def open_clients(port: int, count: int, query: dict[str, str], concurrency: int = 8) -> list:
+    from bench.protocol import BokehClient
+
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one():
+        async with gate:
+            client = BokehClient("127.0.0.1", port, "/", query)
+            await client.open(timeout=120)
+            return client
+
+    return list(await asyncio.gather(*(one() for _ in range(count))))
+
+
+async def drive(clients: list, seconds: float, rate_hz: float) -> dict[str, Any]:
+    from app.strings import text
+
+    period = 1.0 / rate_hz
+    latencies: list[float] = []
+    errors: list[str] = []
+    sent = 0
+
+    async def run(client, offset: float) -> None:
+        nonlocal sent
+        model_id = client.slider_id(text("en", "k"))
+        value, direction = 3, -1
+        await asyncio.sleep(offset)
+        start = time.perf_counter()
+        tick = start
+        while time.perf_counter() - start < seconds:
+            value += direction
+            direction = -direction
+            try:
+                await client.set_value(model_id, value)
+                sent += 1
+                latency, _ = await client.until_data(timeout=5.0, quiet=0.0)
+                latencies.append(latency * 1000)
+            except Exception as exc:
+                errors.append(type(exc).__name__)
+                with contextlib.suppress(Exception):
+                    await drain(client)
+            tick += period
+            await asyncio.sleep(max(0.0, tick - time.perf_counter()))
+        await drain(client)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(run(c, i * period / len(clients)) for i, c in enumerate(clients)))
+    wall = time.perf_counter() - t0
+    return {**stats(latencies), "errors": len(errors), "error_kinds": sorted(set(errors)), "sent": sent,
+            "rate_per_client_hz": sent / len(clients) / wall}
+
+
+async def drain(client, quiet: float = 0.2) -> None:
+    """Read whatever is still on its way, so the next measurement starts clean."""
+    with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+        while True:
+            await client.receive(quiet)
+
+
+def part_clients(quick: bool) -> dict[str, Any]:
+    counts = (10, 50) if quick else (10, 50, 100)
+    seconds = 4.0 if quick else 8.0
+    results: dict[str, Any] = {}
+    for which in APPS:
+        with server(which) as (port, _pid):
+
+            async def scenario(which: str = which, port: int = port) -> dict[str, Any]:
+                clients = await open_clients(port, max(counts), SIZES["lesson"])
+                out = {}
+                try:
+                    for n in counts:
+                        log("clients", which, n)
+                        out[str(n)] = await drive(clients[:n], seconds, 5.0)
+                        for client in clients[:n]:
+                            await drain(client, 0.05)
+                finally:
+                    for client in clients:
+                        client.close()
+                return out
+
+            results[which] = asyncio.run(scenario())
+    return results
+
+
+# ---------------------------------------------------------------------------
+# 5. Memory.
+# ---------------------------------------------------------------------------
+
+def part_memory(quick: bool) -> dict[str, Any]:
+    held = 20
+    cycles = 200
+    results: dict[str, Any] = {}
+    for which in APPS:
+        with server(which) as (port, pid):
+            log("memory", which)
+
+            async def scenario() -> dict[str, Any]:
+                query = SIZES["lesson"]
+                warm = await open_clients(port, 2, query)
+                for c in warm:
+                    c.close()
+                await asyncio.sleep(3)
+                before = rss_mb(pid)
+                clients = await open_clients(port, held, query)
+                await asyncio.sleep(1)
+                during = rss_mb(pid)
+                for c in clients:
+                    c.close()
+                await asyncio.sleep(3)  # sessions are discarded 1 s after their socket closes
+                after_first = rss_mb(pid)
+                curve = [(held, after_first)]
+                opened = held
+                while opened < cycles:
+                    batch = await open_clients(port, 10, query)
+                    for c in batch:
+                        c.close()
+                    opened += 10
+                    if opened % 50 == 0:
+                        await asyncio.sleep(3)
+                        curve.append((opened, rss_mb(pid)))
+                await asyncio.sleep(3)
+                after_all = rss_mb(pid)
+                return {"rss_before_mb": before, "rss_with_20_open_mb": during,
+                        "per_session_mb": (during - before) / held, "rss_after_20_closed_mb": after_first,
+                        "rss_after_200_closed_mb": after_all, "growth_20_to_200_mb": after_all - after_first,
+                        "curve": curve}
+
+            results[which] = asyncio.run(scenario())
+    return results
+
+
+# ---------------------------------------------------------------------------
+# 6. Page load.
+# ---------------------------------------------------------------------------
+
+#: Runs before any page script: note when the first Bokeh figure has drawn (every
+#: renderer done), polled once per animation frame. performance.now() counts from the
+#: navigation's start, i.e. from when the page was requested.
+FIRST_PLOT_JS = """
+(() => {
+  const poll = () => {
+    try {
+      if (window.Bokeh && Bokeh.index) {
+        for (const view of Bokeh.index.query((v) => v.model?.renderers !== undefined
+                                               && typeof v.has_finished === 'function')) {
+          if (view.has_finished()) { window.__firstPlot = performance.now(); return; }
+        }
+      }
+    } catch (e) {}
+    requestAnimationFrame(poll);
+  };
+  requestAnimationFrame(poll);
+})();
+"""
+
+
+def part_load(quick: bool) -> dict[str, Any]:
+    from urllib.parse import urlencode
+
+    repeats = 3 if quick else 8
+    results: dict[str, Any] = {}
+    manager, browser = _browser()
+    try:
+        for which in APPS:
+            with server(which) as (port, _pid):
+                log("load", which)
+                url = f"http://127.0.0.1:{port}/?{urlencode(SIZES['lesson'])}"
+                first, idle = [], []
+                for i in range(repeats + 1):
+                    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+                    context.add_init_script(FIRST_PLOT_JS)
+                    page = context.new_page()
+                    page.goto(url, timeout=120_000)
+                    page.wait_for_function("() => window.__firstPlot !== undefined", timeout=120_000)
+                    page.wait_for_function("() => Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle",
+                                           timeout=120_000)
+                    t_first = page.evaluate("window.__firstPlot")
+                    t_idle = page.evaluate("performance.now()")
+                    context.close()
+                    if i > 0:  # the first load warms the server's caches (bundles, templates)
+                        first.append(t_first)
+                        idle.append(t_idle)
+                results[which] = {"first_plot_ms": stats(first), "idle_seen_ms": stats(idle)}
+    finally:
+        browser.close()
+        manager.stop()
+    return results
+
+
+# ---------------------------------------------------------------------------
+# Report.
+# ---------------------------------------------------------------------------
+
+def machine() -> dict[str, str]:
+    import bokeh
+    import panel
+    import tornado
+
+    cpu = "?"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    chromium = "?"
+    with contextlib.suppress(Exception):
+        chromium = subprocess.run(["/usr/bin/chromium", "--version"], capture_output=True, text=True,
+                                  timeout=30).stdout.strip()
+    load = "?"
+    with contextlib.suppress(OSError):
+        load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    return {"cpu": cpu, "cores": str(os.cpu_count()), "python": platform.python_version(),
+            "panel": panel.__version__, "bokeh": bokeh.__version__, "tornado": tornado.version,
+            "numpy": np.__version__, "chromium": chromium, "kernel": platform.release(), "loadavg_at_start": load}
+
+
+def ratio(naive: float | None, ours: float | None) -> str:
+    if naive is None or ours is None or ours <= 0:
+        return "–"
+    return f"{naive / ours:.1f}×"
+
+
+def fmt(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def kb(value: float | None) -> str:
+    return "–" if value is None else (f"{value / 1024:.1f} KB" if value < 1024 * 1024 else
+                                      f"{value / 1024 / 1024:.2f} MB")
+
+
+def render(results: dict[str, Any]) -> str:
+    lines: list[str] = []
+    add = lines.append
+    m = results["machine"]
+    add(f"Run: {results['started']} ({'quick' if results['quick'] else 'full'}), `{results['command']}`, "
+        f"{results['seconds']:.0f} s.  ")
+    add(f"Machine: {m['cpu']}, {m['cores']} cores, load average at start {m['loadavg_at_start']}; Python "
+        f"{m['python']}, Panel {m['panel']}, Bokeh {m['bokeh']}, Tornado {m['tornado']}, NumPy {m['numpy']}, "
+        f"{m['chromium']}; loopback.")
+    add("")
+    add("Ratios are naive ÷ app (higher is better for the app).")
+    if "server" in results:
+        add("")
+        add("### 1. Server time of one update (ms, in process, includes serializing the PATCH-DOC)")
+        add("")
+        add("| size | parameter | app p50 | app p95 | naive p50 | naive p95 | ratio p50 | app bytes | naive bytes |")
+        add("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        for size, by_app in results["server"].items():
+            for param in PARAMS:
+                a, n = by_app["app"][param], by_app["naive"][param]
+                add(f"| {size} | {param} | {fmt(a['p50'], 2)} | {fmt(a['p95'], 2)} | {fmt(n['p50'], 1)} | "
+                    f"{fmt(n['p95'], 1)} | {ratio(n['p50'], a['p50'])} | {kb(a['serialized_bytes'])} | "
+                    f"{kb(n['serialized_bytes'])} |")
+    if "wire" in results:
+        add("")
+        add("### 2. Bytes sent by the server on the websocket per update (one client, median)")
+        add("")
+        add("| size | parameter | app | naive | ratio | app: last data after (ms, p50) | naive (ms, p50) |")
+        add("|---|---|---:|---:|---:|---:|---:|")
+        for size, by_app in results["wire"].items():
+            for param in PARAMS:
+                a, n = by_app["app"][param], by_app["naive"][param]
+                add(f"| {size} | {param} | {kb(a['bytes']['p50'])} | {kb(n['bytes']['p50'])} | "
+                    f"{ratio(n['bytes']['p50'], a['bytes']['p50'])} | {fmt(a['latency_ms']['p50'])} | "
+                    f"{fmt(n['latency_ms']['p50'])} |")
+    if "browser" in results:
+        add("")
+        add("### 3. Chromium: key press → new data in the page's Bokeh document (ms)")
+        add("")
+        add("| size | parameter | app p50 | app p95 | naive p50 | naive p95 | ratio p50 | ratio p95 | app n | "
+            "sources waited for (app) |")
+        add("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        for size, by_app in results["browser"].items():
+            for param in PARAMS:
+                a, n = by_app["app"][param], by_app["naive"][param]
+                al, nl = a["latency_ms"], n["latency_ms"]
+                add(f"| {size} | {param} | {fmt(al['p50'])} | {fmt(al['p95'])} | {fmt(nl['p50'])} | "
+                    f"{fmt(nl['p95'])} | {ratio(nl['p50'], al['p50'])} | {ratio(nl['p95'], al['p95'])} | "
+                    f"{al['n']} | {', '.join(a['witnesses'])} |")
+    if "clients" in results:
+        add("")
+        add("### 4. Many clients, each changing k 5 times a second (lesson size, ms from change to data)")
+        add("")
+        add("| clients | app p50 | app p95 | app errors | app rate (Hz) | naive p50 | naive p95 | naive errors | "
+            "naive rate (Hz) | ratio p95 |")
+        add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for n_clients in results["clients"]["app"]:
+            a, n = results["clients"]["app"][n_clients], results["clients"]["naive"][n_clients]
+            add(f"| {n_clients} | {fmt(a['p50'])} | {fmt(a['p95'])} | {a['errors']} | "
+                f"{a['rate_per_client_hz']:.1f} | {fmt(n['p50'])} | {fmt(n['p95'])} | {n['errors']} | "
+                f"{n['rate_per_client_hz']:.1f} | {ratio(n['p95'], a['p95'])} |")
+    if "memory" in results:
+        add("")
+        add("### 5. Server memory (RSS, MB; lesson size, page `/`)")
+        add("")
+        add("| app | per open session | after 20 opened+closed | after 200 | growth 20 → 200 |")
+        add("|---|---:|---:|---:|---:|")
+        for which in APPS:
+            r = results["memory"][which]
+            add(f"| {which} | {r['per_session_mb']:.2f} | {r['rss_after_20_closed_mb']:.1f} | "
+                f"{r['rss_after_200_closed_mb']:.1f} | {r['growth_20_to_200_mb']:+.1f} |")
+    if "load" in results:
+        add("")
+        add("### 6. Page load: first drawn plot after the page is requested (ms, warm server, cold browser)")
+        add("")
+        add("| app | first plot p50 | first plot p95 | all plots drawn (seen) p50 |")
+        add("|---|---:|---:|---:|")
+        for which in APPS:
+            r = results["load"][which]
+            add(f"| {which} | {fmt(r['first_plot_ms']['p50'], 0)} | {fmt(r['first_plot_ms']['p95'], 0)} | "
+                f"{fmt(r['idle_seen_ms']['p50'], 0)} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_doc(table: str) -> None:
+    text = DOC.read_text(encoding="utf-8") if DOC.exists() else f"# Performance\n\n{BEGIN}\n{END}\n"
+    if BEGIN not in text or END not in text:
+        text += f"\n{BEGIN}\n{END}\n"
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    DOC.write_text(f"{head}{BEGIN}\n{table}{END}{tail}", encoding="utf-8")
+
+
+PARTS: dict[str, Callable[[bool], dict[str, Any]]] = {
+    "server": part_server, "wire": part_wire, "browser": part_browser, "clients": part_clients,
+    "memory": part_memory, "load": part_load,
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (about 3 minutes)")
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated subset of {','.join(PARTS)}")
+    parser.add_argument("--no-doc", action="store_true", help="do not rewrite the tables in docs/performance.md")
+    args = parser.parse_args(argv)
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
+    started = time.time()
+    results: dict[str, Any] = {
+        "started": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "quick": args.quick,
+        "command": "python -m bench.run" + (" --quick" if args.quick else "")
+                   + ("" if len(parts) == len(PARTS) else f" --parts {','.join(parts)}"),
+        "machine": machine(),
+    }
+    for part in parts:
+        t0 = time.time()
+        results[part] = PARTS[part](args.quick)
+        log(part, f"done in {time.time() - t0:.0f} s")
+    results["seconds"] = time.time() - started
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    for path in (RESULTS / f"{stamp}.json", RESULTS / "latest.json"):
+        path.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    table = render(results)
+    print(table)
+    if not args.no_doc:
+        write_doc(table)
+        log("tables written to", DOC.relative_to(ROOT))
+
+
+if __name__ == "__main__":
+    main()
