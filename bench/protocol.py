@@ -56,6 +56,9 @@ class BokehClient:
         request = HTTPRequest(f"ws://{self.host}:{self.port}{ws_path}{query}", request_timeout=timeout)
         self.conn = await asyncio.wait_for(
             websocket_connect(request, subprotocols=["bokeh", token], max_message_size=1 << 30), timeout)
+        # As browsers do: a message is three small frames, and with Nagle on the
+        # second one would wait for the server's delayed ACK (~40 ms).
+        self.conn.protocol.stream.set_nodelay(True)
         ack = await self.receive(timeout)
         if ack.msgtype != "ACK":
             raise RuntimeError(f"expected ACK, got {ack.msgtype}")
