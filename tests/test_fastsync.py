@@ -7,6 +7,7 @@ just delete the assertion, or key presses quietly get 50-90 ms slower.
 
 from __future__ import annotations
 
+import concurrent.futures
 import gc
 import inspect
 import socket
@@ -136,8 +137,20 @@ def test_install_is_idempotent_and_swaps_only_the_websocket_route():
     assert [entry for entry in bokeh_urls.per_app_patterns if entry[0] != r"/ws"] == before
 
 
+def off_the_main_thread(function):
+    """Run ``function`` in a worker thread: after a Playwright test, the main
+    thread has an event loop marked as running, and asyncio (Bokeh's client
+    too) refuses to start another one there."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(function).result(timeout=120)
+
+
 def test_served_websocket_has_tcp_nodelay(app_url):
     """A real connection to the served app: its server-side socket has TCP_NODELAY set."""
+    off_the_main_thread(lambda: _check_tcp_nodelay(app_url))
+
+
+def _check_tcp_nodelay(app_url: str) -> None:
     from bokeh.client import pull_session
 
     session = pull_session(url=f"{app_url}/ladder")
@@ -178,4 +191,4 @@ def test_one_key_press_is_one_message(app_url):
         finally:
             client.close()
 
-    assert asyncio.run(first_patch()) == watched
+    assert off_the_main_thread(lambda: asyncio.run(first_patch())) == watched
