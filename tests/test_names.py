@@ -1,0 +1,39 @@
+"""Every figure and data source has a stable name, and the README lists it (embeds rely on them)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import panel as pn
+import pytest
+from bokeh.document import Document
+from bokeh.models import ColumnDataSource, Plot
+
+from app.pages import VIEWS
+from app.state import ExplorerState
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+LISTED = set(re.findall(r"`([a-z_]+)`", README))
+
+
+def named_models(view_name: str) -> list:
+    view = VIEWS[view_name].view(ExplorerState(lang="en"))
+    root = pn.panel(view).get_root(Document())
+    # A glyph drawn from constants gets an implicit, empty source: nothing to find there.
+    return [m for m in root.references()
+            if isinstance(m, Plot) or (isinstance(m, ColumnDataSource) and m.data)]
+
+
+@pytest.mark.parametrize("view_name", list(VIEWS))
+def test_every_figure_and_source_is_named_and_documented(view_name):
+    models = named_models(view_name)
+    names = [m.name for m in models]
+    assert all(names), f"unnamed: {[type(m).__name__ for m in models if not m.name]}"
+    assert len(set(names)) == len(names), f"duplicate names in {view_name}: {names}"
+    assert set(names) <= LISTED, f"not in the README: {sorted(set(names) - LISTED)}"
+
+
+def test_names_are_unique_across_the_whole_page():
+    names = [m.name for view_name in VIEWS for m in named_models(view_name)]
+    assert sorted(n for n in set(names) if names.count(n) > 1) == []
