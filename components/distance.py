@@ -105,7 +105,9 @@ def marker_data(k: int, T: int, d_model: int, base: float, lang: str, low: float
     score = float(core.relative_scores(k, d_model, base))
     peak = float(core.relative_scores(0, d_model, base))
     outward = 1 if k >= 0 else -1
-    side = -outward if abs(k) > 0.45 * (T - 1) else outward
+    # The label is ~40 % of the plot wide at 1280 px; only next to the peak is
+    # there room for it on the outer side.
+    side = -outward if abs(k) > 0.2 * (T - 1) else outward
     below = score > low + 0.7 * (peak - low)
     return {"k": [k], "score": [score], "label": [text(lang, "distance_marker", k=k, score=score)],
             "align": ["left" if side > 0 else "right"], "x_offset": [14 * side],

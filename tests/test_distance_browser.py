@@ -78,7 +78,12 @@ def test_checks_page_texts(page, app_url, console_errors):
     expect(cards.nth(2)).to_contain_text(text("en", "check_target_inside", target=3, last=23))
 
     # The printed error is the core's residual, of the order the lesson gives.
-    printed = float(cards.nth(1).inner_text().rstrip(". \n").split()[-1])
+    def printed_error() -> tuple[float] | None:
+        # The card can be mid-render (empty) for a moment: poll until it holds a number.
+        words = cards.nth(1).inner_text().rstrip(". \n").split()
+        return (float(words[-1]),) if words else None
+
+    (printed,) = wait_until(printed_error, message="the rotation check never printed its error")
     assert printed < 1e-13
     assert printed == pytest.approx(core.rotation_residual(3, 24, 32), rel=0.05)
 
