@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import socket
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import panel as pn
 
@@ -24,3 +28,41 @@ def serve(port: int = DEFAULT_PORT, address: str | None = None,
         threaded=threaded, show=show, liveness=True,
         static_dirs={"assets": str(STATIC_DIR)}, **kwargs,
     )
+
+
+def free_port() -> int:
+    """A TCP port on the loopback interface that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def is_alive(url: str) -> bool:
+    """Whether the server at ``url`` answers its liveness endpoint."""
+    try:
+        with urllib.request.urlopen(f"{url}/liveness", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@contextmanager
+def running(port: int | None = None, timeout: float = 30.0) -> Iterator[str]:
+    """Serve the explorable in this process on loopback; yields its base URL, stops it after.
+
+    For tests, screenshots and benchmarks: waits (polling ``/liveness``) until
+    the server answers, and raises ``RuntimeError`` if it does not in ``timeout`` s.
+    """
+    port = port or free_port()
+    server = serve(port=port, address="127.0.0.1", threaded=True,
+                   allow_websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"])
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while not is_alive(url):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the explorable did not answer on {url} within {timeout} s")
+            time.sleep(0.05)  # polling interval, not a synchronisation delay
+        yield url
+    finally:
+        server.stop()

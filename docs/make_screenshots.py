@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,8 +18,8 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.pages import VIEWS  # noqa: E402
-from app.server import serve  # noqa: E402
-from tests.conftest import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
+from app.server import running  # noqa: E402
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.helpers import wait_until  # noqa: E402
 
 SIZES = ((1280, 800), (1920, 1080))
@@ -41,36 +40,20 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    port = free_port()
-    server = serve(port=port, address="127.0.0.1", allow_websocket_origin=[f"127.0.0.1:{port}"], threaded=True)
-    base = f"http://127.0.0.1:{port}"
-
-    def alive() -> bool:
-        try:
-            with urllib.request.urlopen(f"{base}/liveness", timeout=2) as response:
-                return response.status == 200
-        except OSError:
-            return False
-
-    wait_until(alive, timeout=30)
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            for route in args.routes:
-                for lang in ("es", "en"):
-                    for width, height in SIZES:
-                        page = browser.new_page(viewport={"width": width, "height": height})
-                        query = f"lang={lang}" + (f"&{args.query}" if args.query else "")
-                        page.goto(f"{base}/{route.strip('/')}?{query}")
-                        wait_until(lambda page=page: page.evaluate(_RENDERED), timeout=30)
-                        name = (route.strip("/") or "full") + f"-{lang}-{width}x{height}.png"
-                        page.screenshot(path=str(out / name), full_page=args.full_page)
-                        print(out / name)
-                        page.close()
-            browser.close()
-    finally:
-        server.stop()
-
+    with running() as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for route in args.routes:
+            for lang in ("es", "en"):
+                for width, height in SIZES:
+                    page = browser.new_page(viewport={"width": width, "height": height})
+                    query = f"lang={lang}" + (f"&{args.query}" if args.query else "")
+                    page.goto(f"{base}/{route.strip('/')}?{query}")
+                    wait_until(lambda page=page: page.evaluate(_RENDERED), timeout=30)
+                    name = (route.strip("/") or "full") + f"-{lang}-{width}x{height}.png"
+                    page.screenshot(path=str(out / name), full_page=args.full_page)
+                    print(out / name)
+                    page.close()
+        browser.close()
 
 if __name__ == "__main__":
     main()

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import urllib.request
 
 import pytest
 
-from tests.helpers import wait_until
+from app.server import running
 
 CHROMIUM = os.environ.get("PE_CHROMIUM", "/usr/bin/chromium")
 #: Without the background-networking flags Chromium keeps dialling out, and this
@@ -21,32 +19,11 @@ CHROMIUM_ARGS = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def app_url():
     """Base URL of the explorable, served in this process on a free loopback port."""
-    from app.server import serve
-
-    port = free_port()
-    origins = [f"127.0.0.1:{port}", f"localhost:{port}"]
-    server = serve(port=port, address="127.0.0.1", allow_websocket_origin=origins, threaded=True)
-    url = f"http://127.0.0.1:{port}"
-
-    def alive() -> bool:
-        try:
-            with urllib.request.urlopen(f"{url}/liveness", timeout=2) as response:
-                return response.status == 200
-        except OSError:
-            return False
-
-    wait_until(alive, timeout=30, message="the server never answered /liveness")
-    yield url
-    server.stop()
+    with running() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

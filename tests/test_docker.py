@@ -10,7 +10,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from tests.conftest import free_port
+from app.server import free_port
 from tests.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
