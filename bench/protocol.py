@@ -22,6 +22,8 @@ from tornado.websocket import WebSocketClientConnection, websocket_connect
 #: Substrings of a PATCH-DOC's content that mean "data reached the page": a
 #: source's ``data`` replaced or patched, or new sources (a rebuilt figure).
 DATA_MARKERS = ('"attr":"data"', '"kind":"ColumnsPatched"', '"kind":"ColumnsStreamed"', '"ColumnDataSource"')
+#: Seconds allowed for the rest of a message once its first frame has arrived.
+REST_TIMEOUT = 60.0
 
 
 @dataclass
@@ -95,13 +97,16 @@ class BokehClient:
 
     async def receive(self, timeout: float) -> Message:
         """The next whole message (its buffers are read and counted, not decoded)."""
-        frames = [await asyncio.wait_for(self.conn.read_message(), timeout) for _ in range(3)]
+        # Only the wait for a message's first frame may time out: giving up half way
+        # through one would leave the rest to be misread as the next message.
+        frames = [await asyncio.wait_for(self.conn.read_message(), timeout)]
+        frames += [await asyncio.wait_for(self.conn.read_message(), REST_TIMEOUT) for _ in range(2)]
         if any(frame is None for frame in frames):
             raise ConnectionError("websocket closed")
         header = json.loads(frames[0])
         size = sum(len(f) for f in frames)
         for _ in range(2 * int(header.get("num_buffers", 0))):
-            frame = await asyncio.wait_for(self.conn.read_message(), timeout)
+            frame = await asyncio.wait_for(self.conn.read_message(), REST_TIMEOUT)
             if frame is None:
                 raise ConnectionError("websocket closed")
             size += len(frame)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 #: Bokeh server options shared by both apps in the benchmark.
-SESSION_OPTIONS = {"check_unused_sessions": 500, "unused_session_lifetime": 1000}
+SESSION_OPTIONS = {"check_unused_sessions_milliseconds": 500, "unused_session_lifetime_milliseconds": 1000}
 
 
 def main(argv: list[str]) -> None:
