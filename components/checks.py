@@ -60,6 +60,7 @@ class LiveChecks(pn.viewable.Viewer):
         self._table: np.ndarray | None = None
         #: Residual per offset for the current table; emptied when the table changes.
         self._residuals: dict[int, float] = {}
+        self._table_pending = False
         self._layout = pn.Column(self.norm, self.rotation, self.target, sizing_mode="stretch_width",
                                  name="checks_view")
         self._update_table()
@@ -88,7 +89,17 @@ class LiveChecks(pn.viewable.Viewer):
             pane.object = markup
 
     @param.depends("state.d_model", "state.T", "state.base", watch=True)
+    def _schedule_table(self) -> None:
+        # The whole-table check is the heaviest part of a size change (~70 ms at 2048 x 1024).
+        # In a served session it runs on the next tick, so the figures' new data leaves first
+        # and the sentences follow in their own message; without a session it runs now.
+        # One pending run is enough: it reads the state when it runs.
+        if not self._table_pending:
+            self._table_pending = True
+            pn.state.execute(self._update_table, schedule=True)
+
     def _update_table(self) -> None:
+        self._table_pending = False
         s = self.state
         expected = core.expected_row_norm(s.d_model)
         error = float(np.max(np.abs(core.row_norms_of(self.table()) - expected)))
