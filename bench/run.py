@@ -127,9 +127,21 @@ def server(which: str) -> Iterator[tuple[int, int]]:
             process.wait()
 
 
-def steps(param: str, size: str, n: int) -> list[int]:
-    """Alternating -1/+1 slider steps (in slider units), so the size stays where it is."""
-    return [(-1 if i % 2 == 0 else 1) for i in range(n)]
+def steps(value: float, low: float, high: float, n: int) -> list[int]:
+    """``n`` slider steps (-1/+1) that walk from ``value`` towards the far bound, turning at a bound.
+
+    A walk, not a back-and-forth: most steps reach a value not seen before, so
+    a view that remembers results per value (the checks keep a residual per k)
+    is measured doing its work, not answering from its memory.
+    """
+    direction = 1 if high - value >= value - low else -1
+    out = []
+    for _ in range(n):
+        if not low <= value + direction <= high:
+            direction = -direction
+        value += direction
+        out.append(direction)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -187,7 +199,8 @@ def server_times(which: str, size: str, repeats: int) -> dict[str, Any]:
             model = find_slider_model(page, root, text("en", param))
             step = model.step if hasattr(model, "step") and model.step else 1
             times, sizes = [], []
-            for i, sign in enumerate(steps(param, size, repeats + 2)):
+            walk = steps(model.value / step, model.start / step, model.end / step, repeats + 2)
+            for i, sign in enumerate(walk):
                 new = model.value + sign * step
                 events.clear()
                 gc.disable()
@@ -250,10 +263,12 @@ async def wire_one(port: int, size: str, repeats: int) -> dict[str, Any]:
         for param in PARAMS:
             model_id = base_slider_id(client) if param == "base" else client.slider_id(text("en", param))
             model = next(o for o in objects(client.doc) if o["id"] == model_id)
-            value = int(model["attributes"]["value"])
-            step = int(model["attributes"].get("step") or 1)
+            attributes = model["attributes"]
+            value = int(attributes["value"])
+            step = int(attributes.get("step") or 1)
             latencies, sizes = [], []
-            for i, sign in enumerate(steps(param, size, repeats + 2)):
+            walk = steps(value / step, attributes.get("start", 0) / step, attributes["end"] / step, repeats + 2)
+            for i, sign in enumerate(walk):
                 value += sign * step
                 await client.set_value(model_id, value)
                 seconds, nbytes = await client.until_data(timeout=60, quiet=0.15)
@@ -366,7 +381,10 @@ def browser_one(browser, url: str, repeats: int, press_timeout: float) -> dict[s
         for param in PARAMS:
             handle = handles.nth(HANDLE_ORDER.index(param))
             handle.focus()
-            keys = ["ArrowLeft" if s < 0 else "ArrowRight" for s in steps(param, "", repeats + 2)]
+            now, low, high = (float(handle.get_attribute(f"aria-value{a}")) for a in ("now", "min", "max"))
+            step = 2.0 if param == "d_model" else 1.0
+            keys = ["ArrowLeft" if s < 0 else "ArrowRight" for s in steps(now / step, low / step, high / step,
+                                                                          repeats + 2)]
             # Discover which sources this parameter changes: those changed by both warm-up presses.
             seen = []
             for key in keys[:2]:
