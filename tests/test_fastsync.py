@@ -10,19 +10,25 @@ from __future__ import annotations
 import concurrent.futures
 import gc
 import inspect
+import math
 import socket
 
+import numpy as np
 import panel as pn
+import pytest
 from bokeh.document import Document
 from bokeh.server import urls as bokeh_urls
+from hypothesis import given
+from hypothesis import strategies as st
 from panel.io import server as panel_server
 from panel.io.state import state as panel_state
 from panel.reactive import Syncable
 from tornado.websocket import WebSocketHandler
 
-from app import fastsync
+from app import core, fastsync
 from app.state import ExplorerState
 from components.controls import WIDGETS, Controls
+from components.ladder import MAX_HEATMAP_ROWS, PALETTE, heatmap_codes, heatmap_data, heatmap_values
 
 
 class _StubDocument:
@@ -192,3 +198,45 @@ def test_one_key_press_is_one_message(app_url):
             client.close()
 
     assert off_the_main_thread(lambda: asyncio.run(first_patch())) == watched
+
+
+# ---------------------------------------------------------------------------
+# The heatmap payload (components/ladder.py: heatmap_data), sized for a screen.
+# ---------------------------------------------------------------------------
+
+def _bokeh_bin(values: np.ndarray, low: float, high: float, colors: int) -> np.ndarray:
+    """The palette index BokehJS's LinearColorMapper gives a value: floor of the normalised value
+    times the palette length, the top end in the last colour (restated here, not imported)."""
+    scaled = np.floor((values - low) / (high - low) * colors)
+    return np.clip(scaled, 0, colors - 1).astype(int)
+
+
+@pytest.mark.parametrize("T", [1, 24, 1023, 1024, 1025, 2047, 2048])
+def test_heatmap_rows_are_exact_rows_of_pe_with_a_stride_below_pi(T):
+    data = heatmap_data(T, 64, 10_000)
+    image, stride = data["image"][0], data["stride"][0]
+    assert image.dtype == np.uint8 and image.shape[1] == 64
+    assert image.shape[0] <= MAX_HEATMAP_ROWS
+    # Sampling every `stride`-th position cannot alias pair 0 (2 pi positions per turn) below pi.
+    assert stride < math.pi
+    assert image.shape[0] == len(range(0, T, stride))
+    assert data["dh"][0] == image.shape[0] * stride >= T
+    positions = np.arange(0, T, stride)
+    expected = _bokeh_bin(core.encoding(T, 64, 10_000)[positions], -1.0, 1.0, len(PALETTE))
+    assert np.array_equal(image, expected)
+
+
+def test_heatmap_at_the_largest_size_is_an_eighth_of_float32():
+    image = heatmap_data(2048, 1024, 10_000)["image"][0]
+    assert image.nbytes == 1024 * 1024  # 8 MB as float32 over all 2048 rows
+    # The first row is (0, 1, 0, 1, ...): sin 0 in the middle bin, cos 0 = 1 in the top one.
+    assert list(image[0, :4]) == [128, 255, 128, 255]
+
+
+@given(st.lists(st.floats(min_value=-1.0, max_value=1.0), min_size=1, max_size=50))
+def test_heatmap_codes_bin_like_the_colour_mapper_and_decode_within_a_bin(values):
+    values = np.asarray(values, dtype=np.float64)
+    codes = heatmap_codes(values)
+    # float32 rounding can move a value sitting exactly on a bin edge by one bin, no more.
+    assert np.max(np.abs(codes.astype(int) - _bokeh_bin(values, -1.0, 1.0, 256))) <= 1
+    assert np.all(np.abs(heatmap_values(codes) - values) <= 1.0 / 256 + 1e-6)
