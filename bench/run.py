@@ -1,7 +1,7 @@
 """The benchmark: the explorable against the naive baseline, side by side, in one run.
 
-    python -m bench.run            # full run, ~10-15 min on 2 cores
-    python -m bench.run --quick    # fewer repetitions, ~3 min
+    python -m bench.run            # full run, ~15 min on 2 cores
+    python -m bench.run --quick    # fewer repetitions, ~8 min
     python -m bench.run --parts server,browser   # some parts only
 
 Parts (each measures both apps in the same run; ratios are naive / app):
@@ -230,7 +230,7 @@ def part_server(quick: bool) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for size in SIZES:
         for which in APPS:
-            repeats = (3 if quick else 8) if (which == "naive" and size == "largest") else (10 if quick else 40)
+            repeats = (3 if quick else 5) if (which == "naive" and size == "largest") else (10 if quick else 25)
             log("server", which, size)
             results.setdefault(size, {})[which] = server_times(which, size, repeats)
     return results
@@ -286,7 +286,7 @@ def part_wire(quick: bool) -> dict[str, Any]:
     for which in APPS:
         with server(which) as (port, _pid):
             for size in SIZES:
-                repeats = (3 if quick else 6) if (which == "naive" and size == "largest") else (6 if quick else 20)
+                repeats = (3 if quick else 5) if (which == "naive" and size == "largest") else (6 if quick else 15)
                 log("wire", which, size)
                 results.setdefault(size, {})[which] = asyncio.run(wire_one(port, size, repeats))
     return results
@@ -427,7 +427,7 @@ def part_browser(quick: bool) -> dict[str, Any]:
             with server(which) as (port, _pid):
                 for size in SIZES:
                     slow = which == "naive" and size == "largest"
-                    repeats = (3 if quick else 8) if slow else (8 if quick else 30)
+                    repeats = (3 if quick else 5) if slow else (8 if quick else (20 if which == "app" else 10))
                     log("browser", which, size)
                     url = f"http://127.0.0.1:{port}/?{urlencode(SIZES[size])}"
                     results.setdefault(size, {})[which] = browser_one(browser, url, repeats,
@@ -526,7 +526,7 @@ def part_clients(quick: bool) -> dict[str, Any]:
                 clients = await open_clients(port, max(counts), SIZES["lesson"])
                 # A session's first update costs more than the rest (see docs/performance.md):
                 # measured once per session here, then left out of the 5 Hz runs.
-                first = await first_updates(clients)
+                first = await first_updates(clients[:20])
                 out: dict[str, Any] = {"first_update": first}
                 try:
                     for n in counts:
