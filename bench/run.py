@@ -1,7 +1,7 @@
 """The benchmark: the explorable against the naive baseline, side by side, in one run.
 
     python -m bench.run            # full run, ~15 min on 2 cores
-    python -m bench.run --quick    # fewer repetitions, ~8 min
+    python -m bench.run --quick    # lesson size only, fewer repetitions and sessions, ~4 min
     python -m bench.run --parts server,browser   # some parts only
 
 Parts (each measures both apps in the same run; ratios are naive / app):
@@ -226,11 +226,16 @@ def server_times(which: str, size: str, repeats: int) -> dict[str, Any]:
     return out
 
 
+def sizes(quick: bool) -> list[str]:
+    """The sizes parts 1-3 measure: both, or the lesson size alone in a quick run."""
+    return ["lesson"] if quick else list(SIZES)
+
+
 def part_server(quick: bool) -> dict[str, Any]:
     results: dict[str, Any] = {}
-    for size in SIZES:
+    for size in sizes(quick):
         for which in APPS:
-            repeats = (3 if quick else 5) if (which == "naive" and size == "largest") else (10 if quick else 25)
+            repeats = 5 if (which == "naive" and size == "largest") else (8 if quick else 25)
             log("server", which, size)
             results.setdefault(size, {})[which] = server_times(which, size, repeats)
     return results
@@ -285,8 +290,8 @@ def part_wire(quick: bool) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for which in APPS:
         with server(which) as (port, _pid):
-            for size in SIZES:
-                repeats = (3 if quick else 5) if (which == "naive" and size == "largest") else (6 if quick else 15)
+            for size in sizes(quick):
+                repeats = 5 if (which == "naive" and size == "largest") else (5 if quick else 15)
                 log("wire", which, size)
                 results.setdefault(size, {})[which] = asyncio.run(wire_one(port, size, repeats))
     return results
@@ -425,9 +430,9 @@ def part_browser(quick: bool) -> dict[str, Any]:
     try:
         for which in APPS:
             with server(which) as (port, _pid):
-                for size in SIZES:
+                for size in sizes(quick):
                     slow = which == "naive" and size == "largest"
-                    repeats = (3 if quick else 5) if slow else (8 if quick else (20 if which == "app" else 10))
+                    repeats = 5 if slow else (4 if quick else (20 if which == "app" else 10))
                     log("browser", which, size)
                     url = f"http://127.0.0.1:{port}/?{urlencode(SIZES[size])}"
                     results.setdefault(size, {})[which] = browser_one(browser, url, repeats,
@@ -516,8 +521,8 @@ async def drain(client, quiet: float = 0.2) -> None:
 
 
 def part_clients(quick: bool) -> dict[str, Any]:
-    counts = (10, 50) if quick else (10, 50, 100)
-    seconds = 4.0 if quick else 8.0
+    counts = (10, 30) if quick else (10, 50, 100)
+    seconds = 3.0 if quick else 8.0
     results: dict[str, Any] = {}
     for which in APPS:
         with server(which) as (port, _pid):
@@ -526,7 +531,7 @@ def part_clients(quick: bool) -> dict[str, Any]:
                 clients = await open_clients(port, max(counts), SIZES["lesson"])
                 # A session's first update costs more than the rest (see docs/performance.md):
                 # measured once per session here, then left out of the 5 Hz runs.
-                first = await first_updates(clients[:20])
+                first = await first_updates(clients[:10 if quick else 20])
                 out: dict[str, Any] = {"first_update": first}
                 try:
                     for n in counts:
@@ -548,8 +553,8 @@ def part_clients(quick: bool) -> dict[str, Any]:
 # ---------------------------------------------------------------------------
 
 def part_memory(quick: bool) -> dict[str, Any]:
-    held = 20
-    cycles = 200
+    held = 10 if quick else 20
+    cycles = 50 if quick else 200
     results: dict[str, Any] = {}
     for which in APPS:
         with server(which) as (port, pid):
@@ -569,7 +574,7 @@ def part_memory(quick: bool) -> dict[str, Any]:
                     c.close()
                 await asyncio.sleep(3)  # sessions are discarded 1 s after their socket closes
                 after_first = rss_mb(pid)
-                curve = [(held, after_first)]
+                curve = [(held, after_first)]  # (sessions so far, RSS MB)
                 opened = held
                 while opened < cycles:
                     batch = await open_clients(port, 10, query)
@@ -583,9 +588,9 @@ def part_memory(quick: bool) -> dict[str, Any]:
                         curve.append((opened, rss_mb(pid)))
                 await asyncio.sleep(2)
                 after_all = rss_mb(pid)
-                return {"rss_before_mb": before, "rss_with_20_open_mb": during,
-                        "per_session_mb": (during - before) / held, "rss_after_20_closed_mb": after_first,
-                        "rss_after_200_closed_mb": after_all, "growth_20_to_200_mb": after_all - after_first,
+                return {"rss_before_mb": before, "held": held, "cycles": cycles, "rss_with_held_open_mb": during,
+                        "per_session_mb": (during - before) / held, "rss_after_first_closed_mb": after_first,
+                        "rss_after_all_closed_mb": after_all, "growth_mb": after_all - after_first,
                         "curve": curve}
 
             results[which] = asyncio.run(scenario())
@@ -620,7 +625,7 @@ FIRST_PLOT_JS = """
 def part_load(quick: bool) -> dict[str, Any]:
     from urllib.parse import urlencode
 
-    repeats = 3 if quick else 8
+    repeats = 2 if quick else 8
     results: dict[str, Any] = {}
     manager, browser = _browser()
     try:
@@ -761,12 +766,14 @@ def render(results: dict[str, Any]) -> str:
         add("")
         add("### 5. Server memory (RSS, MB; lesson size, page `/`)")
         add("")
-        add("| app | per open session | after 20 opened+closed | after 200 | growth 20 → 200 |")
+        r0 = results["memory"]["app"]
+        held, cycles = r0.get("held", 20), r0.get("cycles", 200)
+        add(f"| app | per open session | after {held} opened+closed | after {cycles} | growth {held} → {cycles} |")
         add("|---|---:|---:|---:|---:|")
         for which in APPS:
             r = results["memory"][which]
-            add(f"| {which} | {r['per_session_mb']:.2f} | {r['rss_after_20_closed_mb']:.1f} | "
-                f"{r['rss_after_200_closed_mb']:.1f} | {r['growth_20_to_200_mb']:+.1f} |")
+            add(f"| {which} | {r['per_session_mb']:.2f} | {r['rss_after_first_closed_mb']:.1f} | "
+                f"{r['rss_after_all_closed_mb']:.1f} | {r['growth_mb']:+.1f} |")
     if "load" in results:
         add("")
         add("### 6. Page load: first drawn plot after the page is requested (ms, warm server, cold browser)")
