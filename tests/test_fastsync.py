@@ -12,6 +12,7 @@ import gc
 import inspect
 import math
 import socket
+import threading
 
 import numpy as np
 import panel as pn
@@ -21,6 +22,7 @@ from bokeh.server import urls as bokeh_urls
 from hypothesis import given
 from hypothesis import strategies as st
 from panel.io import server as panel_server
+from panel.io.state import set_curdoc
 from panel.io.state import state as panel_state
 from panel.reactive import Syncable
 from tornado.websocket import WebSocketHandler
@@ -240,3 +242,36 @@ def test_heatmap_codes_bin_like_the_colour_mapper_and_decode_within_a_bin(values
     # float32 rounding can move a value sitting exactly on a bin edge by one bin, no more.
     assert np.max(np.abs(codes.astype(int) - _bokeh_bin(values, -1.0, 1.0, 256))) <= 1
     assert np.all(np.abs(heatmap_values(codes) - values) <= 1.0 / 256 + 1e-6)
+
+
+def _served_like(doc: Document) -> None:
+    # What a served session looks like to pn.io.hold() after the browser's document_ready.
+    panel_state._connected[doc] = True
+    panel_state._thread_id_[doc] = threading.get_ident()
+
+
+@pytest.mark.parametrize("wrapper", ["one_message", "plain_hold"])
+def test_one_message_drops_panels_replayed_echo_and_keeps_the_change(wrapper):
+    """Guards Bokeh's held ``callback_invoker`` and Panel's ``_server_change`` partials (``one_message``)."""
+    doc = Document()
+    driver = fastsync.FastIntSlider(start=0, end=10, value=1)
+    follower = pn.widgets.IntSlider(start=0, end=10, value=1)
+    driver.param.watch(lambda event: setattr(follower, "end", 10 + event.new), "value")
+    if wrapper == "plain_hold":
+        # Panel's plain hold, as the control: the echo of `end` comes back as if from the browser.
+        driver._process_events = lambda events: _plain_hold(pn.widgets.IntSlider._process_events, driver, events)
+    replayed: list[dict] = []
+    with set_curdoc(doc):
+        root = pn.Column(driver, follower).get_root(doc)
+        doc.add_root(root)
+        _served_like(doc)
+        follower._process_events = replayed.append
+        driver._models[root.ref["id"]][0].set_from_json("value", 4)
+    follower_model = follower._models[root.ref["id"]][0]
+    assert driver.value == 4 and follower.end == 14 and follower_model.end == 14
+    assert replayed == ([] if wrapper == "one_message" else [{"end": 14}])
+
+
+def _plain_hold(method, widget, events) -> None:
+    with pn.io.hold():
+        method(widget, events)
