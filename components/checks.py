@@ -46,6 +46,10 @@ def _pane(name: str) -> pn.pane.HTML:
     return pane
 
 
+#: Tables up to this many numbers are checked in the update itself; larger ones on the next tick.
+SMALL_TABLE = 1 << 18
+
+
 class LiveChecks(pn.viewable.Viewer):
     """The norm, rotation and target checks as sentences, linked to the state."""
 
@@ -83,6 +87,10 @@ class LiveChecks(pn.viewable.Viewer):
             self._residuals[k] = core.rotation_residual_of(pe, k, self.state.base)
         return self._residuals[k]
 
+    def _small(self) -> bool:
+        """Whether the table is small enough (<= 2**18 numbers, ~1 ms of checks) to check inline."""
+        return self.state.T * self.state.d_model <= SMALL_TABLE
+
     @staticmethod
     def _show(pane: pn.pane.HTML, markup: str) -> None:
         # Panel would send an unchanged string again; most k moves leave two of the three as they were.
@@ -94,8 +102,11 @@ class LiveChecks(pn.viewable.Viewer):
         # The whole-table check is the heaviest part of a size change (~70 ms at 2048 x 1024).
         # In a served session it runs on the next tick, so the figures' new data leaves first
         # and the sentences follow in their own message; without a session it runs now.
-        # One pending run is enough: it reads the state when it runs.
-        if not self._table_pending:
+        # One pending run is enough: it reads the state when it runs. Small tables are
+        # checked at once: a scheduled run costs ~1 ms of its own (a second lock, a second message).
+        if self._small():
+            self._update_table()
+        elif not self._table_pending:
             self._table_pending = True
             pn.state.execute(self._update_table, schedule=True)
 
@@ -112,7 +123,9 @@ class LiveChecks(pn.viewable.Viewer):
     def _schedule_offset(self) -> None:
         # A new k costs a rotation of the whole table (~12 ms at 2048 x 1024): after the
         # figures' data, like the table check above.
-        if not self._offset_pending:
+        if self._small():
+            self._update_offset()
+        elif not self._offset_pending:
             self._offset_pending = True
             pn.state.execute(self._update_offset, schedule=True)
 
