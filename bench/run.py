@@ -1,6 +1,6 @@
 """The benchmark: the explorable against the naive baseline, side by side, in one run.
 
-    python -m bench.run            # full run, ~15 min on 2 cores
+    python -m bench.run            # full run, ~16 min on 2 cores
     python -m bench.run --quick    # lesson size only, fewer repetitions and sessions, ~4 min
     python -m bench.run --parts server,browser   # some parts only
 
