@@ -64,8 +64,7 @@ class LiveChecks(pn.viewable.Viewer):
         self._table: np.ndarray | None = None
         #: Residual per offset for the current table; emptied when the table changes.
         self._residuals: dict[int, float] = {}
-        self._table_pending = False
-        self._offset_pending = False
+        self._pending: set[str] = set()  # names of the updates scheduled for the next tick
         self._layout = pn.Column(self.norm, self.rotation, self.target, sizing_mode="stretch_width",
                                  name="checks_view")
         self._update_table()
@@ -104,14 +103,18 @@ class LiveChecks(pn.viewable.Viewer):
         # and the sentences follow in their own message; without a session it runs now.
         # One pending run is enough: it reads the state when it runs. Small tables are
         # checked at once: a scheduled run costs ~1 ms of its own (a second lock, a second message).
+        self._run_soon(self._update_table)
+
+    def _run_soon(self, update) -> None:
+        """Run ``update`` now for a small table, else once on the next tick (pending runs merge)."""
         if self._small():
-            self._update_table()
-        elif not self._table_pending:
-            self._table_pending = True
-            pn.state.execute(self._update_table, schedule=True)
+            update()
+        elif update.__name__ not in self._pending:
+            self._pending.add(update.__name__)
+            pn.state.execute(update, schedule=True)
 
     def _update_table(self) -> None:
-        self._table_pending = False
+        self._pending.discard("_update_table")
         s = self.state
         expected = core.expected_row_norm(s.d_model)
         error = float(np.max(np.abs(core.row_norms_of(self.table()) - expected)))
@@ -123,14 +126,10 @@ class LiveChecks(pn.viewable.Viewer):
     def _schedule_offset(self) -> None:
         # A new k costs a rotation of the whole table (~12 ms at 2048 x 1024): after the
         # figures' data, like the table check above.
-        if self._small():
-            self._update_offset()
-        elif not self._offset_pending:
-            self._offset_pending = True
-            pn.state.execute(self._update_offset, schedule=True)
+        self._run_soon(self._update_offset)
 
     def _update_offset(self) -> None:
-        self._offset_pending = False
+        self._pending.discard("_update_offset")
         s = self.state
         with pn.io.hold():
             if abs(s.k) >= s.T:
