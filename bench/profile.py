@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import threading
 
-from bench.run import SIZES, build_page, find_slider_model
+from bench.run import SIZES, apply_step, find_slider_model, session_in_process
 
 
 def main() -> None:
@@ -23,38 +22,21 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
 
-    import panel as pn
-    from bokeh.document import Document
     from bokeh.protocol import Protocol
-    from panel.io.state import set_curdoc
     from pyinstrument import Profiler
 
     from app.strings import text
 
-    doc = Document()
-    with set_curdoc(doc):
-        page = build_page(args.app, SIZES[args.size])
-        root = page.get_root(doc)
-        doc.add_root(root)
-        pn.state._connected[doc] = True
-        pn.state._thread_id_[doc] = threading.get_ident()
-        events: list = []
-        doc.on_change(events.append)
+    with session_in_process(args.app, SIZES[args.size]) as (page, root, events):
         model = find_slider_model(page, root, text("en", args.param))
         step = getattr(model, "step", None) or 1
+        protocol = Protocol()
         profiler = Profiler(interval=0.0005)
         with profiler:
             for i in range(args.repeats):
                 new = model.value + (-step if i % 2 == 0 else step)
                 events.clear()
-                model.set_from_json("value", new)
-                model.set_from_json("value_throttled", new)
-                from bokeh.document.events import DocumentPatchedEvent
-
-                sent = [e for e in events if isinstance(e, DocumentPatchedEvent)]
-                if sent:
-                    message = Protocol().create("PATCH-DOC", sent)
-                    _ = message.content_json, [b.to_bytes() for b in message.buffers]
+                apply_step(model, new, events, protocol)
         print(profiler.output_text(unicode=True, color=False, show_all=os.environ.get("PROFILE_ALL") == "1"))
 
 

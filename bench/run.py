@@ -172,18 +172,17 @@ def find_slider_model(page, root, label: str):
     return inner._models[root.ref["id"]][0]
 
 
-def server_times(which: str, size: str, repeats: int) -> dict[str, Any]:
+@contextlib.contextmanager
+def session_in_process(which: str, query: dict):
+    """A page built in a Document as a served session would have it; yields (page, root, events).
+
+    ``events`` collects every document change, so a caller can serialize what one update sends.
+    """
     import panel as pn
     from bokeh.document import Document
-    from bokeh.document.events import DocumentPatchedEvent
-    from bokeh.protocol import Protocol
     from panel.io.state import set_curdoc
 
-    from app.strings import text
-
-    query = SIZES[size]
     doc = Document()
-    out: dict[str, Any] = {}
     with set_curdoc(doc):
         page = build_page(which, query)
         root = page.get_root(doc)
@@ -194,6 +193,33 @@ def server_times(which: str, size: str, repeats: int) -> dict[str, Any]:
         pn.state._thread_id_[doc] = threading.get_ident()
         events: list = []
         doc.on_change(events.append)
+        yield page, root, events
+
+
+def apply_step(model, new, events: list, protocol) -> int:
+    """Apply a browser's slider change to ``model`` and serialize the reply; returns its bytes."""
+    from bokeh.document.events import DocumentPatchedEvent
+
+    # What Bokeh does with a browser's PATCH-DOC: set the property; Panel's
+    # on_change callback runs every watcher (no session: no debounce).
+    model.set_from_json("value", new)
+    model.set_from_json("value_throttled", new)
+    sent = [e for e in events if isinstance(e, DocumentPatchedEvent) and getattr(e, "model", None) is not model]
+    if not sent:
+        return 0
+    message = protocol.create("PATCH-DOC", sent)
+    nbytes = len(message.header_json) + len(message.metadata_json) + len(message.content_json)
+    return nbytes + sum(len(b.to_bytes()) for b in message.buffers)
+
+
+def server_times(which: str, size: str, repeats: int) -> dict[str, Any]:
+    import panel as pn
+    from bokeh.protocol import Protocol
+
+    from app.strings import text
+
+    out: dict[str, Any] = {}
+    with session_in_process(which, SIZES[size]) as (page, root, events):
         protocol = Protocol()
         for param in PARAMS:
             model = find_slider_model(page, root, text("en", param))
@@ -205,17 +231,7 @@ def server_times(which: str, size: str, repeats: int) -> dict[str, Any]:
                 events.clear()
                 gc.disable()
                 t0 = time.perf_counter()
-                # What Bokeh does with a browser's PATCH-DOC: set the property; Panel's
-                # on_change callback runs every watcher (no session: no debounce).
-                model.set_from_json("value", new)
-                model.set_from_json("value_throttled", new)
-                sent = [e for e in events if isinstance(e, DocumentPatchedEvent)
-                        and getattr(e, "model", None) is not model]
-                message = protocol.create("PATCH-DOC", sent) if sent else None
-                nbytes = 0
-                if message is not None:
-                    nbytes = len(message.header_json) + len(message.metadata_json) + len(message.content_json)
-                    nbytes += sum(len(b.to_bytes()) for b in message.buffers)
+                nbytes = apply_step(model, new, events, protocol)
                 elapsed = time.perf_counter() - t0
                 gc.enable()
                 if i >= 2:  # the first two are warm-up
