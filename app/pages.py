@@ -120,7 +120,7 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
     def page() -> pn.viewable.Viewable:
         state, notices = session_state()
         spec = VIEWS[name]
-        parts = [notice_alert(state.lang, notices), Controls(state, spec.controls), spec.view(state),
+        parts = [notice_alert(state.lang, notices), Controls(state, spec.controls, columns=3), spec.view(state),
                  AddressBar(state, title=text(state.lang, "page_title"))]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                          stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])

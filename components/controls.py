@@ -39,10 +39,11 @@ def widget_for(state: ExplorerState, name: str) -> pn.widgets.Widget:
 
 
 class Controls(pn.viewable.Viewer):
-    """A column of widgets for some of the state's parameters."""
+    """Widgets for some of the state's parameters: one column, or a grid of ``columns``."""
 
     state = param.ClassSelector(class_=ExplorerState)
     parameters = param.List(default=["d_model", "T", "base", "pair", "pos", "k"])
+    columns = param.Integer(default=1, bounds=(1, 6), doc="Sliders per row (an embed above its view uses 3).")
 
     def __init__(self, state: ExplorerState, parameters: Sequence[str] | None = None, **params):
         if parameters is not None:
@@ -50,7 +51,8 @@ class Controls(pn.viewable.Viewer):
         super().__init__(state=state, **params)
         sliders = [widget_for(state, p) for p in self.parameters if WIDGETS[p] is not pn.widgets.Button]
         buttons = [widget_for(state, p) for p in self.parameters if WIDGETS[p] is pn.widgets.Button]
-        parts: list = list(sliders)
+        parts: list = ([pn.GridBox(*sliders, ncols=self.columns, sizing_mode="stretch_width")]
+                       if self.columns > 1 else list(sliders))
         if buttons:
             parts.append(pn.Column(*buttons, sizing_mode="stretch_width"))
         self._layout = pn.Column(*parts, sizing_mode="stretch_width", css_classes=["pe-controls"])
