@@ -41,7 +41,7 @@ from app import core
 from app.fastsync import FastPlayer
 from app.state import ExplorerState
 from app.strings import text
-from components.theme import COLORS, html_pane, style_figure
+from components.theme import COLORS, LiveHTML, html_pane, style_figure
 
 #: Clocks in the row at most: readable at 1280 px next to the sidebar.
 ROW_SIZE = 9
@@ -52,6 +52,14 @@ STRIP_COLUMNS = 64
 STRIP_RADIUS = 0.42
 #: Radius of the wedge that marks the arc omega*k (the face has radius 1).
 ARC_RADIUS = 0.55
+#: Decimals of the small columns resent on every step of k or pos (hand tips, arc
+#: angles), sent as JSON lists: 1e-4 of a clock's radius is far below a pixel even
+#: on the large clock, and nine short numbers cost a fraction of a binary buffer
+#: (its own header frame, a reference object and the payload frame).
+SENT_DECIMALS = 4
+#: The row's columns that move with k alone, and with pos (which moves both hands).
+K_COLUMNS = ("target_x", "target_y", "arc_start", "arc_end")
+POS_COLUMNS = ("pos_x", "pos_y", *K_COLUMNS)
 FACE_COLOR = "#bbbbbb"
 FACE_FILL = "#fafafa"
 LABEL_SIZE = "13pt"
@@ -118,8 +126,8 @@ def row_faces(start: int, stop: int, pair: int, d_model: int, base: float, lang:
     lam = core.wavelengths(d_model, base)[start:stop]
     selected = pairs == pair
     return {
-        "pair": pairs.astype(np.int32),
-        "x": (ROW_SPACING * np.arange(pairs.size)).astype(np.float32),
+        "pair": pairs.tolist(),
+        "x": short(ROW_SPACING * np.arange(pairs.size)),
         "pair_label": [text(lang, "clock_pair_label", pair=int(i)) for i in pairs],
         "wavelength_label": [text(lang, "clock_wavelength", wavelength=format_wavelength(w)) for w in lam],
         "line_color": [COLORS["selected"] if s else FACE_COLOR for s in selected],
@@ -128,11 +136,17 @@ def row_faces(start: int, stop: int, pair: int, d_model: int, base: float, lang:
     }
 
 
-def row_hands(start: int, stop: int, pos: int, k: int, d_model: int, base: float) -> dict[str, np.ndarray]:
+def short(values: np.ndarray) -> list[float]:
+    """``values`` rounded to ``SENT_DECIMALS`` as a list (sent as short JSON numbers)."""
+    return np.round(np.asarray(values, dtype=np.float64), SENT_DECIMALS).tolist()
+
+
+def row_hands(start: int, stop: int, pos: int, k: int, d_model: int, base: float) -> dict[str, list]:
     """The row's moving part: both hand tips and the arc of every pair in ``start .. stop-1``.
 
     Tips are the encoding's own coordinates, read from ``core.encoding_rows``:
-    the ``pos`` hand of pair i ends at ``(x_i + PE[pos, 2i], PE[pos, 2i+1])``.
+    the ``pos`` hand of pair i ends at ``(x_i + PE[pos, 2i], PE[pos, 2i+1])``,
+    rounded to ``SENT_DECIMALS``.
     """
     rows = core.encoding_rows(np.array([pos, pos + k], dtype=np.float64), d_model, base)
     sin = rows[:, 2 * start:2 * stop:2]
@@ -140,12 +154,11 @@ def row_hands(start: int, stop: int, pos: int, k: int, d_model: int, base: float
     x = ROW_SPACING * np.arange(stop - start)
     arc_start, arc_end = arc_angles(core.angles(pos, d_model, base)[start:stop],
                                     core.angles(k, d_model, base)[start:stop])
-    f32 = np.float32
     return {
-        "pair": np.arange(start, stop, dtype=np.int32), "x": x.astype(f32),
-        "pos_x": (x + sin[0]).astype(f32), "pos_y": cos[0].astype(f32),
-        "target_x": (x + sin[1]).astype(f32), "target_y": cos[1].astype(f32),
-        "arc_start": arc_start.astype(f32), "arc_end": arc_end.astype(f32),
+        "pair": list(range(start, stop)), "x": short(x),
+        "pos_x": short(x + sin[0]), "pos_y": short(cos[0]),
+        "target_x": short(x + sin[1]), "target_y": short(cos[1]),
+        "arc_start": short(arc_start), "arc_end": short(arc_end),
     }
 
 
@@ -210,10 +223,14 @@ def pair_clock_hands(pair: int, pos: int, k: int, d_model: int, base: float) -> 
     }
 
 
+#: The big clock's columns that a change of pair, pos or k moves (the rest never changes).
+PAIR_CLOCK_MOVING = ("position", "x", "y")
+
+
 def pair_clock_arc(pair: int, pos: int, k: int, d_model: int, base: float) -> dict[str, list[float]]:
     """The selected pair's arc from the ``pos`` hand by ``omega_i * k``."""
     start, end = arc_angles(core.angles(pos, d_model, base)[pair], core.angles(k, d_model, base)[pair])
-    return {"start": [float(start)], "end": [float(end)]}
+    return {"start": short([start]), "end": short([end])}
 
 
 def arc_label(lang: str, turn: float) -> tuple[str, str]:
@@ -230,11 +247,28 @@ def _number(x: float) -> str:
     return f"{x:.4f}".replace("-", "\u2212")
 
 
+#: The block's look. The markup is resent on every step of k, pos or pair, so its
+#: classes are one letter (they live in the block's own shadow root) and the
+#: optional end tags are left out.
+BLOCK_CSS = f"""
+.pe-block-title {{ font-size: 1.25rem; margin: 0.3em 0 0.5em 0; }}
+.b {{ border-collapse: collapse; font-size: 1.1rem; font-variant-numeric: tabular-nums; }}
+.b td {{ padding: 0.15em 0.45em; text-align: right; }}
+.b .l, .b .v {{ border-left: 2px solid var(--pe-ink); }}
+.b .r, .b .v {{ border-right: 2px solid var(--pe-ink); }}
+.b .o {{ font-size: 1.5rem; padding: 0 0.4em; text-align: center; }}
+.b .c td {{ font-size: 0.95rem; text-align: center; padding-top: 0.4em; color: var(--pe-muted); }}
+.b .c .p {{ color: {COLORS["pos"]}; }}
+.b .c .t {{ color: {COLORS["target"]}; }}
+"""
+
+
 def block_html(lang: str, pair: int, pos: int, k: int, d_model: int, base: float) -> str:
     """The 2x2 block of M_k written out, applied to pair ``pair`` of ``PE[pos]``.
 
     The right-hand side is the matrix product itself; the line below gives
     ``PE[pos + k]`` straight from the formula so the two can be compared.
+    Cells: ``l``/``r`` the matrix's left/right bracket, ``v`` a vector, ``o`` an operator.
     """
     block = core.rotation_block(pair, k, d_model, base)
     rows = core.encoding_rows(np.array([pos, pos + k], dtype=np.float64), d_model, base)
@@ -242,31 +276,24 @@ def block_html(lang: str, pair: int, pos: int, k: int, d_model: int, base: float
     after = block @ before
     esc = html.escape
 
-    def cell(x: float, cls: str = "") -> str:
-        return f'<td class="{cls}">{_number(x)}</td>'
+    def cells(line: int) -> str:
+        matrix = f"<td class=l>{_number(block[line, 0])}<td class=r>{_number(block[line, 1])}"
+        first = "<td rowspan=2 class=o>" if line == 0 else ""
+        return (f"{matrix}{first and first + '·'}<td class=v>{_number(before[line])}"
+                f"{first and first + '='}<td class=v>{_number(after[line])}")
 
-    bracket_l, bracket_r = "pe-bracket-l", "pe-bracket-r"
     table = (
-        '<table class="pe-matrix pe-block-table"><tr>'
-        f"{cell(block[0, 0], bracket_l)}{cell(block[0, 1], bracket_r)}"
-        f'<td rowspan="2" class="pe-op">·</td>{cell(before[0], bracket_l + " " + bracket_r)}'
-        f'<td rowspan="2" class="pe-op">=</td>{cell(after[0], bracket_l + " " + bracket_r)}</tr><tr>'
-        f"{cell(block[1, 0], bracket_l)}{cell(block[1, 1], bracket_r)}"
-        f"{cell(before[1], bracket_l + ' ' + bracket_r)}{cell(after[1], bracket_l + ' ' + bracket_r)}</tr>"
-        '<tr class="pe-caption">'
-        f'<td colspan="2">{esc(text(lang, "block_caption_matrix", pair=pair, k=k))}</td><td></td>'
-        f'<td style="color:{COLORS["pos"]}">{esc(text(lang, "block_caption_pos", pos=pos))}</td><td></td>'
-        f'<td style="color:{COLORS["target"]}">{esc(text(lang, "block_caption_target", target=pos + k))}</td>'
-        "</tr></table>"
+        f'<table class=b><tr>{cells(0)}<tr>{cells(1)}<tr class=c>'
+        f'<td colspan=2>{esc(text(lang, "block_caption_matrix", pair=pair, k=k))}<td>'
+        f'<td class=p>{esc(text(lang, "block_caption_pos", pos=pos))}<td>'
+        f'<td class=t>{esc(text(lang, "block_caption_target", target=pos + k))}</table>'
     )
     check = text(lang, "block_check", target=pos + k, sin=_number(direct[0]), cos=_number(direct[1]),
                  error=float(np.max(np.abs(after - direct))))
     # A minus sign (not a hyphen) in "1.1e-16", so the line never breaks inside the number.
     check = check.replace("e-", "e\u2212")
-    return (f'<div class="pe-block" id="rotation-block">'
-            f'<h3 class="pe-block-title">{esc(text(lang, "block_title", pair=pair, k=k))}</h3>{table}'
-            f'<p class="pe-readout">{esc(text(lang, "block_note"))}</p>'
-            f'<p class="pe-readout">{esc(check)}</p></div>')
+    return (f'<h3 class=pe-block-title>{esc(text(lang, "block_title", pair=pair, k=k))}</h3>{table}'
+            f'<p class=pe-readout>{esc(check)}')
 
 
 # --------------------------------------------------------------------------
@@ -407,7 +434,10 @@ class PairClocks(pn.viewable.Viewer):
         p.xaxis.ticker = p.yaxis.ticker = [-1.0, -0.5, 0.0, 0.5, 1.0]
         style_figure(p)
 
-        self.block = html_pane("", name="rotation_block", min_width=420, max_width=720, sizing_mode="stretch_width")
+        self.block = LiveHTML(name="rotation_block", css=BLOCK_CSS, min_width=420, max_width=720,
+                              sizing_mode="stretch_width")
+        note = html_pane(f'<p class="pe-readout">{html.escape(text(lang, "block_note"))}</p>',
+                         min_width=420, max_width=720, sizing_mode="stretch_width")
         # A stock Player without Panel's 50 ms debounce (app/fastsync.py), like the sliders.
         self.player = FastPlayer.from_param(
             state.param.pos, name=text(lang, "play"), interval=300, loop_policy="loop",
@@ -416,7 +446,7 @@ class PairClocks(pn.viewable.Viewer):
             width=420, height=80, stylesheets=[PLAYER_CSS],
         )
 
-        self.pair_title = html_pane("", name="pair_clock_title", sizing_mode="stretch_width")
+        self.pair_title = LiveHTML(name="pair_clock_title", sizing_mode="stretch_width")
         self._layout = pn.Column(
             self.player,
             _heading(lang, "clocks_row_title"),
@@ -424,7 +454,8 @@ class PairClocks(pn.viewable.Viewer):
             _heading(lang, "clocks_strip_title"),
             pn.pane.Bokeh(self.strip_figure, sizing_mode="stretch_width"),
             self.pair_title,
-            pn.Row(pn.pane.Bokeh(self.pair_figure), self.block, sizing_mode="stretch_width"),
+            pn.Row(pn.pane.Bokeh(self.pair_figure), pn.Column(self.block, note, sizing_mode="stretch_width"),
+                   sizing_mode="stretch_width"),
             sizing_mode="stretch_width", name="clocks_view",
         )
         self._update_sizes()
@@ -462,7 +493,7 @@ class PairClocks(pn.viewable.Viewer):
         x, y = strip_place(s.pair, strip_shape(pairs)[0])
         self.strip_selected.data = {"x": [float(x)], "y": [float(y)]}
         title = text(s.lang, "pair_clock_title", pair=s.pair, omega=float(core.frequencies(s.d_model, s.base)[s.pair]))
-        self.pair_title.object = f'<h3 class="pe-figure-title">{html.escape(title)}</h3>'
+        self.pair_title.object = f'<h3 class=pe-figure-title>{html.escape(title)}</h3>'
         self._update_pair_clock()
 
     @param.depends("state.pos", watch=True)
@@ -471,23 +502,29 @@ class PairClocks(pn.viewable.Viewer):
         # One column instead of the whole source: pos moves only the strip's hands.
         self.strip.data.update(strip_hands(s.pos, s.d_model, s.base))
         self.strip_legend_pos.label = value(text(s.lang, "clock_hand_pos", pos=s.pos))
-        self._update_row_hands()
+        self._update_row_hands(POS_COLUMNS)
         self._update_pair_clock()
 
     @param.depends("state.k", watch=True)
     def _update_k(self) -> None:
-        self._update_row_hands()
+        self._update_row_hands(K_COLUMNS)
         self._update_pair_clock()
 
-    def _update_row_hands(self) -> None:
+    def _update_row_hands(self, columns: tuple[str, ...] | None = None) -> None:
+        """The row's hands: every column, or only ``columns`` (what a pos or k step moves)."""
         s = self.state
-        self.hands.data = row_hands(*self._window, s.pos, s.k, s.d_model, s.base)
+        hands = row_hands(*self._window, s.pos, s.k, s.d_model, s.base)
+        if columns is None:
+            self.hands.data = hands
+        else:
+            self.hands.data.update({c: hands[c] for c in columns})
         self.legend_items["pos"].label = value(text(s.lang, "clock_hand_pos", pos=s.pos))
         self.legend_items["target"].label = value(text(s.lang, "clock_hand_target", target=s.target))
 
     def _update_pair_clock(self) -> None:
         s = self.state
-        self.pair_hands.data = pair_clock_hands(s.pair, s.pos, s.k, s.d_model, s.base)
+        hands = pair_clock_hands(s.pair, s.pos, s.k, s.d_model, s.base)
+        self.pair_hands.data.update({c: hands[c] for c in PAIR_CLOCK_MOVING})
         self.pair_arc.data = pair_clock_arc(s.pair, s.pos, s.k, s.d_model, s.base)
         self.labels["pos"].text = text(s.lang, "clock_hand_pos", pos=s.pos)
         self.labels["target"].text = text(s.lang, "clock_hand_target", target=s.target)

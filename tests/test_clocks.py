@@ -21,6 +21,7 @@ from app.state import ExplorerState
 from app.strings import text
 from components.clocks import (
     ROW_SIZE,
+    SENT_DECIMALS,
     STRIP_COLUMNS,
     PairClocks,
     arc_label,
@@ -29,8 +30,9 @@ from components.clocks import (
 )
 
 BASE = 10_000.0
-#: float32 columns hold |x| < 25 to about 2e-6.
-F32 = 5e-6
+#: The row's hand columns are sent rounded to SENT_DECIMALS; a tip minus its
+#: (also rounded) centre is within one unit of the last decimal.
+F32 = 10.0 ** -SENT_DECIMALS
 
 
 def omega(i: int, d_model: int, base: float = BASE) -> float:
@@ -124,8 +126,8 @@ def assert_row_hands(view: PairClocks) -> None:
     s = view.state
     data = view.hands.data
     start, stop = row_window(s.pair, s.d_model // 2)
-    assert data["pair"].tolist() == list(range(start, stop))
-    assert view.faces.data["pair"].tolist() == list(range(start, stop))
+    assert list(data["pair"]) == list(range(start, stop))
+    assert list(view.faces.data["pair"]) == list(range(start, stop))
     np.testing.assert_array_equal(data["x"], view.faces.data["x"])
     for j, i in enumerate(range(start, stop)):
         x = float(data["x"][j])
@@ -140,14 +142,14 @@ def assert_arc(arc_start: float, arc_end: float, i: int, s: ExplorerState) -> No
     """The wedge runs from one hand to the other, the short way the sign of k says."""
     turn = s.k * omega(i, s.d_model, s.base)
     length = arc_end - arc_start
-    assert length >= -1e-6
-    assert abs(length - math.fmod(abs(turn), 2 * math.pi)) < 1e-5
+    assert length >= -F32
+    assert abs(length - math.fmod(abs(turn), 2 * math.pi)) <= F32 + 1e-12
     pos_dir, target_dir = tip(i, s.pos, s.d_model, s.base), tip(i, s.pos + s.k, s.d_model, s.base)
     # Bokeh draws anticlockwise from start to end; the hand turns clockwise as
     # positions grow, so for k > 0 the arc starts at the pos+k hand.
     first, last = (target_dir, pos_dir) if s.k > 0 else (pos_dir, target_dir)
-    np.testing.assert_allclose(direction(arc_start), first, atol=1e-5)
-    np.testing.assert_allclose(direction(arc_end), last, atol=1e-5)
+    np.testing.assert_allclose(direction(arc_start), first, atol=F32)
+    np.testing.assert_allclose(direction(arc_end), last, atol=F32)
 
 
 def assert_pair_clock(view: PairClocks) -> None:
@@ -202,12 +204,12 @@ def test_lesson_numbers_d_model_32_k_3():
     view = view_for(d_model=32, T=24, k=3)
     data = view.hands.data
     # pos = 0: every pos hand points straight up (row 0 is (0, 1, 0, 1, ...)).
-    np.testing.assert_allclose(data["pos_x"] - data["x"], 0, atol=F32)
+    np.testing.assert_allclose(np.subtract(data["pos_x"], data["x"]), 0, atol=F32)
     np.testing.assert_allclose(data["pos_y"], 1, atol=F32)
     # pos + k = 3, pair 0 turns one radian per position: the hand is at 3 rad.
     assert abs(data["target_x"][0] - math.sin(3)) < F32 and abs(data["target_y"][0] - math.cos(3)) < F32
     # 9 clocks, fast on the left: the first pair has the shortest wavelength (2 pi).
-    assert data["pair"].tolist() == list(range(9))
+    assert data["pair"] == list(range(9))
     assert view.faces.data["wavelength_label"][:3] == ["λ = 6.3", "λ = 11.2", "λ = 19.9"]
     assert view.faces.data["pair_label"][0] == "i = 0"
     for pos in (0, 7, 23):
@@ -215,10 +217,13 @@ def test_lesson_numbers_d_model_32_k_3():
         assert_consistent(view)
 
 
-def test_hand_sources_are_float32():
+def test_hand_columns_are_short_lists():
+    # Resent on every step of k or pos: short JSON numbers, not binary buffers.
     view = view_for(d_model=1024, T=2048, pos=2047, k=-2047, pair=511)
     for column in ("x", "pos_x", "pos_y", "target_x", "target_y", "arc_start", "arc_end"):
-        assert view.hands.data[column].dtype == np.float32
+        values = view.hands.data[column]
+        assert isinstance(values, list) and len(values) == ROW_SIZE
+        assert all(len(repr(v).split(".")[-1]) <= SENT_DECIMALS for v in values), values
     assert_consistent(view)
 
 
@@ -289,7 +294,10 @@ def test_changing_k_sends_only_hands_and_labels():
     changes = sent.changes()
     assert set(changes) <= HANDS | LABELS, changes
     assert set(changes) >= HANDS
-    assert sent.numbers() <= 120  # 9 clocks x 8 columns + the big clock
+    # k moves only the pos+k hands and the arcs; the pos hands and the centres stay.
+    assert changes["clocks"] == {"target_x", "target_y", "arc_start", "arc_end"}
+    assert changes["pair_clock"] == {"position", "x", "y"}
+    assert sent.numbers() <= 4 * 9 + 3 * 2 + 2 + len(LABELS)
     assert [list(f.renderers) for f in figures] == renderers  # nothing rebuilt
     assert_consistent(view)
 
@@ -338,11 +346,11 @@ def test_shrinking_d_model_keeps_everything_consistent():
     view = view_for(d_model=1024, T=512, pair=400, pos=77, k=-5)
     view.state.d_model = 32
     assert view.state.pair == 15
-    assert view.hands.data["pair"].tolist() == list(range(7, 16))
+    assert list(view.hands.data["pair"]) == list(range(7, 16))
     assert len(view.strip.data["angle"]) == 16
     assert_consistent(view)
     view.state.d_model = 4
-    assert view.hands.data["pair"].tolist() == [0, 1]
+    assert list(view.hands.data["pair"]) == [0, 1]
     assert_consistent(view)
     view.state.d_model = 1024
     assert_consistent(view)
@@ -371,7 +379,7 @@ def test_any_sequence_of_changes_stays_consistent(steps):
 # --------------------------------------------------------------------------
 
 def block_numbers(markup: str) -> list[float]:
-    cells = re.findall(r"<td class=\"[^\"]*\">([^<]+)</td>", markup)
+    cells = re.findall(r"<td class=[lrv]>([^<]+)", markup)
     return [float(c.replace("\u2212", "-")) for c in cells]
 
 

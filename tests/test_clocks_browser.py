@@ -10,13 +10,14 @@ from playwright.sync_api import expect
 
 from app import core
 from app.strings import text
+from components.clocks import SENT_DECIMALS
 from components.theme import COLORS
 from tests.helpers import press, slider_handle, source_data, wait_for_source, wait_until
 
 pytestmark = pytest.mark.browser
 
-#: float32 columns in the page; the row's x centres go up to 20.8.
-F32 = 5e-6
+#: The row's hand columns are sent rounded to SENT_DECIMALS (tip and centre each).
+F32 = 10.0 ** -SENT_DECIMALS
 
 
 def rows(positions: list[int], d_model: int) -> np.ndarray:
