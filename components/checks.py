@@ -1,6 +1,7 @@
 """Live checks: the lesson's two properties, recomputed on the current table.
 
-Three sentences, each in its own HTML pane:
+Three sentences, each in a ``LiveHTML`` (a bare Bokeh ``Div``: cheap to change,
+not resent when unchanged):
 
 * ``check_norm``: every row of PE has length √(d_model/2); the largest
   deviation over all rows (``core.row_norms_of``);
@@ -11,10 +12,13 @@ Three sentences, each in its own HTML pane:
 The table is built once per (T, d_model, base) and kept, so a change of k
 costs only the rotation of the rows (~10 ms at 2048 × 1024, against ~40 ms for
 ``core.rotation_residual``, which rebuilds the table), and a k seen before
-costs nothing. A pane is sent only when its sentence changed.
+costs nothing. A card is sent only when its sentence changed; its markup is
+short (``<p class="ck">…</p>``), because it travels on every step of k.
 """
 
 from __future__ import annotations
+
+import html
 
 import numpy as np
 import panel as pn
@@ -22,28 +26,30 @@ import param
 
 from app import core
 from app.state import ExplorerState
-from components.theme import COLORS, html_pane, readout
+from app.strings import text
+from components.theme import COLORS, LiveHTML
 
 #: A check that holds gets a green edge, a remark (nothing to check) an orange one;
 #: the sentence itself says which, the colour only helps to find it from afar.
+#: Short class names: they live in each Div's own shadow root, and the markup is resent on every k step.
+#: Bokeh wraps a Div's text in a ``.bk-clearfix`` with an inline ``display: inline-block`` (hence the
+#: ``!important``); as a block, the card spans the page's width as the HTML pane's did.
 CHECK_CSS = f"""
-.pe-check {{ border-left: 8px solid {COLORS["selected"]}; background: #eef8f4; border-radius: 4px;
-             padding: 0.35em 0.9em; margin: 0.25em 0; }}
-.pe-check.pe-remark {{ border-left-color: #E69F00; background: #fff4e0; }}
-.pe-check .pe-readout {{ font-size: 1.45rem; }}
+.ck {{ font-size: 1.45rem; line-height: 1.4; border-left: 8px solid {COLORS["selected"]}; background: #eef8f4;
+       border-radius: 4px; padding: 0.35rem 0.9rem; margin: 0.25rem 0; }}
+.ck.rm {{ border-left-color: #E69F00; background: #fff4e0; }}
+.bk-clearfix {{ display: block !important; }}
 """
 
 
 def check_card(lang: str, key: str, *, remark: bool = False, **values: object) -> str:
-    """A check's sentence as escaped HTML (``readout``) in a coloured card."""
-    kind = "pe-check pe-remark" if remark else "pe-check"
-    return f'<div class="{kind}">{readout(lang, key, **values)}</div>'
+    """A check's sentence, HTML-escaped, in a coloured card: ``<p class="ck">…</p>`` (``"ck rm"`` for a remark)."""
+    kind = "ck rm" if remark else "ck"
+    return f'<p class="{kind}">{html.escape(text(lang, key, **values))}</p>'
 
 
-def _pane(name: str) -> pn.pane.HTML:
-    pane = html_pane("", name=name, sizing_mode="stretch_width")
-    pane.stylesheets = [*pane.stylesheets, CHECK_CSS]
-    return pane
+def _card(name: str) -> LiveHTML:
+    return LiveHTML(name=name, css=CHECK_CSS, sizing_mode="stretch_width", margin=(2, 10))
 
 
 #: Tables up to this many numbers are checked in the update itself; larger ones on the next tick.
@@ -57,9 +63,9 @@ class LiveChecks(pn.viewable.Viewer):
 
     def __init__(self, state: ExplorerState, **params):
         super().__init__(state=state, **params)
-        self.norm = _pane("check_norm")
-        self.rotation = _pane("check_rotation")
-        self.target = _pane("check_target")
+        self.norm = _card("check_norm")
+        self.rotation = _card("check_rotation")
+        self.target = _card("check_target")
         self._table_key: tuple[int, int, float] | None = None
         self._table: np.ndarray | None = None
         #: Residual per offset for the current table; emptied when the table changes.
@@ -90,12 +96,6 @@ class LiveChecks(pn.viewable.Viewer):
         """Whether the table is small enough (<= 2**18 numbers, ~1 ms of checks) to check inline."""
         return self.state.T * self.state.d_model <= SMALL_TABLE
 
-    @staticmethod
-    def _show(pane: pn.pane.HTML, markup: str) -> None:
-        # Panel would send an unchanged string again; most k moves leave two of the three as they were.
-        if pane.object != markup:
-            pane.object = markup
-
     @param.depends("state.d_model", "state.T", "state.base", watch=True)
     def _schedule_table(self) -> None:
         # The whole-table check is the heaviest part of a size change (~70 ms at 2048 x 1024).
@@ -119,7 +119,7 @@ class LiveChecks(pn.viewable.Viewer):
         expected = core.expected_row_norm(s.d_model)
         error = float(np.max(np.abs(core.row_norms_of(self.table()) - expected)))
         with pn.io.hold():
-            self._show(self.norm, check_card(s.lang, "check_norm", expected=expected, error=error))
+            self.norm.object = check_card(s.lang, "check_norm", expected=expected, error=error)
             self._update_offset()
 
     @param.depends("state.pos", "state.k", watch=True)
@@ -133,13 +133,13 @@ class LiveChecks(pn.viewable.Viewer):
         s = self.state
         with pn.io.hold():
             if abs(s.k) >= s.T:
-                self._show(self.rotation, check_card(s.lang, "check_rotation_none", remark=True))
+                self.rotation.object = check_card(s.lang, "check_rotation_none", remark=True)
             else:
-                self._show(self.rotation, check_card(s.lang, "check_rotation", count=s.T - abs(s.k),
-                                                     error=self.residual(s.k)))
+                self.rotation.object = check_card(s.lang, "check_rotation", count=s.T - abs(s.k),
+                                                  error=self.residual(s.k))
             inside = 0 <= s.target < s.T
-            self._show(self.target, check_card(s.lang, "check_target_inside" if inside else "check_target_outside",
-                                               remark=not inside, target=s.target, last=s.T - 1))
+            self.target.object = check_card(s.lang, "check_target_inside" if inside else "check_target_outside",
+                                            remark=not inside, target=s.target, last=s.T - 1)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -11,7 +11,10 @@ import math
 import re
 
 import numpy as np
+import panel as pn
 import pytest
+from bokeh.document import Document
+from bokeh.document.events import ModelChangedEvent
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -76,7 +79,7 @@ def test_target_inside_and_outside(lesson):
     state, view = lesson
     assert view.target.object == checks.check_card("es", "check_target_inside", target=3, last=23)
     state.param.update(pos=20, k=10)
-    assert "30" in view.target.object and "pe-remark" in view.target.object
+    assert "30" in view.target.object and view.target.object.startswith('<p class="ck rm">')
     assert view.target.object == checks.check_card("es", "check_target_outside", remark=True, target=30, last=23)
     state.param.update(pos=2, k=-5)
     assert view.target.object == checks.check_card("es", "check_target_outside", remark=True, target=-3, last=23)
@@ -96,17 +99,22 @@ def test_pane_names_and_english():
     assert "Every row has length √(d_model/2) = 4:" in view.norm.object
 
 
-def test_text_is_escaped_html():
-    view = LiveChecks(ExplorerState(d_model=32, T=24))
-    assert "<div class=\"pe-readout\">" in view.norm.object
-    assert "<script" not in view.norm.object
+def test_text_is_escaped_html_in_a_short_card():
+    view = LiveChecks(ExplorerState(d_model=32, T=24, lang="en"))
+    assert view.target.object == '<p class="ck">pos + k = 3 is a row of the table (0 … 23).</p>'
+    assert view.norm.object.startswith('<p class="ck">Every row has length') and view.norm.object.endswith(".</p>")
+    hostile = checks.check_card("en", "check_target_outside", remark=True, target="<script>x</script>", last='"&')
+    assert "<script" not in hostile and "&lt;script&gt;x&lt;/script&gt;" in hostile and "&quot;&amp;" in hostile
+    assert hostile.startswith('<p class="ck rm">') and hostile.endswith("</p>")
 
 
-def test_only_changed_panes_are_assigned(lesson):
+def test_only_changed_cards_are_sent(lesson):
     state, view = lesson
+    # What a served document would send: every change event of the view's Bokeh models.
+    doc = Document()
+    doc.add_root(pn.panel(view).get_root(doc))
     assigned: list[str] = []
-    for pane in (view.norm, view.rotation, view.target):
-        pane.param.watch(lambda event: assigned.append(event.obj.name), "object", onlychanged=False)
+    doc.on_change(lambda event: assigned.append(event.model.name) if isinstance(event, ModelChangedEvent) else None)
     state.pos = 5  # only the target's sentence depends on pos
     assert assigned == ["check_target"]
     assigned.clear()
@@ -149,7 +157,7 @@ def test_checks_for_random_sizes(d_model, T, base, data):
     assert count == T - abs(k)
     assert residual == pytest.approx(core.rotation_residual(k, T, d_model, base), rel=0.05, abs=1e-300)
     assert residual < 1e-11
-    assert (str(pos + k) in view.target.object) and (("pe-remark" in view.target.object) == (not 0 <= pos + k < T))
+    assert (str(pos + k) in view.target.object) and (('class="ck rm"' in view.target.object) == (not 0 <= pos + k < T))
 
 
 # --------------------------------------------------------------------------

@@ -71,7 +71,7 @@ def test_shrinking_T_below_k_drags_the_marker_along(page, app_url):
 
 def test_checks_page_texts(page, app_url, console_errors):
     page.goto(f"{app_url}/checks?lang=en&d_model=32&T=24&k=3&pos=0")
-    cards = page.locator(".pe-check")
+    cards = page.locator("p.ck")  # inside each card Div's shadow root, which Playwright pierces
     expect(cards).to_have_count(3)
     expect(cards.nth(0)).to_contain_text("√(d_model/2) = 4:")
     expect(cards.nth(1)).to_contain_text(text("en", "check_rotation", count=21, error=0).split(":")[0])
