@@ -56,8 +56,10 @@ from functools import partial
 from typing import ClassVar
 
 import panel as pn
+import param
 from bokeh.server import urls as bokeh_urls
 from panel.io import server as panel_server
+from panel.reactive import _syncing
 
 __all__ = [
     "DEBOUNCE_MS",
@@ -139,15 +141,58 @@ class _FastSync:
 
     def _process_events(self, events: dict) -> None:
         with one_message():
-            super()._process_events(events)
+            if events.keys() <= set(VALUE_PROPERTIES):
+                self._process_step(events)
+            else:
+                super()._process_events(events)
+
+    def _process_step(self, events: dict) -> None:
+        """Panel's ``Syncable._process_events`` for a slider step (``value``, ``value_throttled``).
+
+        The same steps without two costs a step does not need: ``edit_readonly``
+        (which flips ``constant`` and ``readonly`` on each of the widget's ~60
+        parameters and back, ~0.5 ms; ``value_throttled`` is declared
+        non-constant on these classes instead) and ``param.update``'s snapshot
+        of every parameter value. ``_in_process__events`` marks the values as
+        the browser's own, so Panel does not send them back.
+        """
+        if pn.config.throttled:  # as Panel's sliders do
+            events.pop("value", None)
+        doc = pn.state.curdoc
+        params = self._process_property_change(dict(events))
+        if doc is not None:
+            self._in_process__events[doc] = events
+        try:
+            with _syncing(self, list(params)):
+                for name in VALUE_PROPERTIES:  # value first: it is what the views follow
+                    if name in params:
+                        setattr(self, name, params[name])
+        finally:
+            if doc is not None:
+                self._in_process__events.pop(doc, None)
+
+    def _update_properties(self, *events, doc) -> dict:
+        # The browser's own value coming back from the parameter: Panel would build
+        # every property of the model (theme stylesheets included, ~0.3 ms) only for
+        # _update_model to drop it as an echo. A value the state changed (clamped) differs.
+        pending = self._in_process__events.get(doc, {})
+        if pending and all(e.name in pending and e.new == pending[e.name] for e in events):
+            return {}
+        return super()._update_properties(*events, doc=doc)
 
 
 class FastIntSlider(_FastSync, pn.widgets.IntSlider):
     """An ``IntSlider`` whose moves reach the server on the next tick, not 50 ms later."""
 
+    value_throttled = param.Integer(default=None, constant=False, doc="""
+        The value when the mouse was released (set by the browser; see _process_step).""")
+
 
 class FastPlayer(_FastSync, pn.widgets.Player):
     """A ``Player`` whose steps (play, next, keyboard) skip the 50 ms debounce."""
+
+    value_throttled = param.Integer(default=None, constant=False, doc="""
+        The value when a step ended (set by the browser; see _process_step).""")
 
 
 class FastDiscreteSlider(pn.widgets.DiscreteSlider):

@@ -275,3 +275,35 @@ def test_one_message_drops_panels_replayed_echo_and_keeps_the_change(wrapper):
 def _plain_hold(method, widget, events) -> None:
     with pn.io.hold():
         method(widget, events)
+
+
+@pytest.mark.parametrize("clamp_to", [None, 3])
+def test_a_step_is_not_echoed_back_but_a_clamped_value_is(clamp_to, monkeypatch):
+    """Guards ``_process_step`` / ``_update_properties``: Panel's ``_in_process__events`` marks the
+    browser's own values, ``panel.reactive._syncing`` exists, ``value_throttled`` is writable."""
+    assert isinstance(pn.widgets.IntSlider()._in_process__events, dict)
+    built: list[set[str]] = []
+    stock = pn.widgets.IntSlider._update_properties
+
+    def counting(self, *events, doc):
+        built.append({e.name for e in events})
+        return stock(self, *events, doc=doc)
+
+    monkeypatch.setattr(pn.widgets.IntSlider, "_update_properties", counting)
+    doc = Document()
+    slider = fastsync.FastIntSlider(start=0, end=10, value=1)
+    if clamp_to is not None:  # a watcher that corrects the value, as the state's bounds do
+        slider.param.watch(lambda event: setattr(slider, "value", min(event.new, clamp_to)), "value")
+    with set_curdoc(doc):
+        root = slider.get_root(doc)
+        doc.add_root(root)
+        _served_like(doc)
+        model = slider._models[root.ref["id"]][0]
+        model.set_from_json("value", 4)
+        model.set_from_json("value_throttled", 4)
+    if clamp_to is None:
+        assert slider.value == 4 and slider.value_throttled == 4 and model.value == 4
+        assert built == []  # the browser's own value is not built into a message again
+    else:
+        assert slider.value == 3 and model.value == 3  # the correction reaches the browser
+        assert {"value"} in built
