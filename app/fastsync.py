@@ -31,13 +31,16 @@ new data, none of it computing:
 3. **One message per change, no bookkeeping.** Bokeh sends one ``PATCH-DOC``
    message per changed model; a key press on ``k`` changes a dozen. The
    widgets apply a change inside Panel's public ``pn.io.hold()``, which sends
-   them as one (``one_message``), and skip Panel's "busy" counting.
+   them as one (``one_message``), and skip Panel's "busy" counting, its
+   ``edit_readonly`` and the rebuilding of the browser's own value (``_process_step``).
 
 Widgets stay param-driven: the classes are ordinary Panel widgets built with
 ``from_param``; only a class attribute and one wrapped method differ.
 Everything here relies on names that are private in Panel and Bokeh:
 ``Syncable._debounce`` (read by ``Syncable._server_change``),
-``Syncable._process_events`` and ``Syncable._busy__ignore``, Bokeh's
+``Syncable._process_events`` and ``Syncable._busy__ignore``, the
+``_in_process__events`` marks, ``Syncable._update_properties`` and
+``panel.reactive._syncing`` (in ``_FastSync._process_step``), Bokeh's
 ``Document.callbacks._held_events`` and ``Model._callbacks`` (in
 ``one_message``), ``DiscreteSlider._slider`` (built in
 ``DiscreteSlider._update_options``) and ``DiscreteSlider._sync_value``,
