@@ -12,17 +12,28 @@ not resent when unchanged):
 The table is built once per (T, d_model, base) and kept, so a change of k
 costs only the rotation of the rows (~10 ms at 2048 × 1024, against ~40 ms for
 ``core.rotation_residual``, which rebuilds the table), and a k seen before
-costs nothing. A card is sent only when its sentence changed; its markup is
-short (``<p class="ck">…</p>``), because it travels on every step of k.
+costs nothing. For a large table (more than ``SMALL_TABLE`` numbers) that work
+(~60 ms for a new table at 2048 × 1024, ~12 ms for a new k) does not run in the
+slider's update: ``run_later`` hands it to a worker thread and writes the
+sentences when it is done, in a message of their own. A card is sent only when
+its sentence changed; its markup is short (``<p class="ck">…</p>``), because
+it travels on every step of k.
 """
 
 from __future__ import annotations
 
 import html
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import panel as pn
 import param
+from bokeh.document import Document
+from panel.io.state import set_curdoc
 
 from app import core
 from app.state import ExplorerState
@@ -52,12 +63,111 @@ def _card(name: str) -> LiveHTML:
     return LiveHTML(name=name, css=CHECK_CSS, sizing_mode="stretch_width", margin=(2, 10))
 
 
-#: Tables up to this many numbers are checked in the update itself; larger ones on the next tick.
+#: Tables up to this many numbers are checked in the update itself (~1 ms at most); larger ones,
+#: in a served session, on the checks' worker thread (``run_later``).
 SMALL_TABLE = 1 << 18
+
+#: The worker thread of every session's large checks. They are NumPy, which releases the GIL, so the
+#: event loop goes on serving (sending the figures' new data, other sessions) while one runs. One
+#: thread, on a 2-core machine: the other core stays with the event loop; several sessions queue.
+_WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-checks")
+
+_log = logging.getLogger(__name__)
+
+Result = TypeVar("Result")
+
+
+def run_later(work: Callable[[], Result], apply: Callable[[Result], None]) -> None:
+    """Run ``work()`` off the event loop, then ``apply(result)`` in the session's document.
+
+    In a served session (``pn.state.curdoc`` has a session context) ``work``
+    runs on the checks' worker thread and ``apply`` as a next-tick callback of
+    the document that was current when ``run_later`` was called: on the event
+    loop, holding the document lock, its model changes held and sent as one
+    message. Without a session (unit tests, a notebook, the in-process
+    benchmark) ``apply(work())`` runs now, in this thread.
+
+    ``work`` must not touch Bokeh or Panel models (it runs without the lock)
+    and should not raise: if it does, the error is logged and ``apply`` is not
+    called. ``apply`` must expect the state to have moved on meanwhile. If the
+    session has closed by the time ``work`` is done, the result is dropped.
+
+    Patch this module-level name to tell the deferred work apart (the
+    benchmark does: its in-process session has no event loop).
+    """
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None:
+        apply(work())
+        return
+    _WORKER.submit(work).add_done_callback(partial(_deliver, doc, apply))
+
+
+def _deliver(doc: Document, apply: Callable[[Result], None], future: Future) -> None:
+    # On the worker thread. add_next_tick_callback is the one Document method Bokeh allows from another thread.
+    if future.cancelled():
+        return
+    error = future.exception()
+    if error is not None:
+        _log.error("a live check failed", exc_info=error)
+        return
+    try:
+        doc.add_next_tick_callback(partial(_apply_held, doc, apply, future.result()))
+    except Exception:  # the session was destroyed while the work ran: no one is waiting for it
+        _log.debug("live check result dropped: its session has gone", exc_info=True)
+
+
+def _apply_held(doc: Document, apply: Callable[[Result], None], result: Result) -> None:
+    # On the event loop, with the document lock. Held, so that every card it changes leaves in one
+    # PATCH-DOC; curdoc set, so that a follow-up run_later finds this session.
+    held = doc.callbacks.hold_value
+    if not held:
+        doc.hold("combine")
+    try:
+        with set_curdoc(doc):
+            apply(result)
+    finally:
+        if not held:
+            doc.unhold()
+
+
+class Verdict(NamedTuple):
+    """What the whole-table checks found, and for which inputs (a late result is checked against the state)."""
+
+    T: int
+    d_model: int
+    base: float
+    k: int
+    #: Largest |row norm - sqrt(d_model/2)| over every row.
+    norm_error: float
+    #: ``core.rotation_residual_of`` for k; None when |k| >= T (no two rows are k apart).
+    residual: float | None
+
+    @property
+    def table(self) -> tuple[int, int, float]:
+        """The (T, d_model, base) of the table checked."""
+        return self.T, self.d_model, self.base
+
+
+class _Table(NamedTuple):
+    key: tuple[int, int, float]
+    pe: np.ndarray
+    norm_error: float
+    residuals: dict[int, float]  # per offset k, filled as offsets are checked
 
 
 class LiveChecks(pn.viewable.Viewer):
-    """The norm, rotation and target checks as sentences, linked to the state."""
+    """The norm, rotation and target checks as sentences, linked to the state.
+
+    The target sentence (pos, k, T) is cheap and always written in the update
+    itself. The norm and rotation sentences need the whole table: for a small
+    table, or a table and offset checked before, they are written in the
+    update too; otherwise ``run_later`` computes them (in a served session on
+    the worker thread, so the figures' data leaves first and the sentences
+    follow in a message of their own). One such run per view at a time: changes
+    that arrive meanwhile are checked by one run after it, and a result whose
+    (T, d_model, base) or k no longer match the state is not shown (a norm for
+    the right table is).
+    """
 
     state = param.ClassSelector(class_=ExplorerState)
 
@@ -66,80 +176,105 @@ class LiveChecks(pn.viewable.Viewer):
         self.norm = _card("check_norm")
         self.rotation = _card("check_rotation")
         self.target = _card("check_target")
-        self._table_key: tuple[int, int, float] | None = None
-        self._table: np.ndarray | None = None
-        #: Residual per offset for the current table; emptied when the table changes.
-        self._residuals: dict[int, float] = {}
-        self._pending: set[str] = set()  # names of the updates scheduled for the next tick
+        #: The last table checked (replaced whole, never changed in place but for its residuals,
+        #: so the worker thread and the event loop can share it without a lock).
+        self._kept: _Table | None = None
+        self._running = False  # a run_later of this view has not come back yet
+        self._again = False  # and the state changed since it started
         self._layout = pn.Column(self.norm, self.rotation, self.target, sizing_mode="stretch_width",
                                  name="checks_view")
-        self._update_table()
+        # Page build: once, inline (a large table adds its ~60 ms to the first page, not to a slider step).
+        self._show(self.check(*self._inputs()))
+        self._show_target()
+
+    def _inputs(self) -> tuple[int, int, float, int]:
+        s = self.state
+        return s.T, s.d_model, s.base, s.k
+
+    def _table_for(self, T: int, d_model: int, base: float) -> _Table:
+        table = self._kept  # read once: the other thread may replace it
+        if table is None or table.key != (T, d_model, base):
+            pe = core.encoding(T, d_model, base)
+            error = float(np.max(np.abs(core.row_norms_of(pe) - core.expected_row_norm(d_model))))
+            table = self._kept = _Table((T, d_model, base), pe, error, {})
+        return table
 
     def table(self) -> np.ndarray:
         """``core.encoding`` for the current sizes, rebuilt only when T, d_model or base changed."""
         s = self.state
-        key = (s.T, s.d_model, s.base)
-        if key != self._table_key:
-            self._table = core.encoding(s.T, s.d_model, s.base)
-            self._table_key = key
-            self._residuals = {}
-        return self._table
+        return self._table_for(s.T, s.d_model, s.base).pe
 
-    def residual(self, k: int) -> float:
-        """``core.rotation_residual_of`` on the kept table, remembered per offset."""
-        pe = self.table()
-        if k not in self._residuals:
-            self._residuals[k] = core.rotation_residual_of(pe, k, self.state.base)
-        return self._residuals[k]
+    def check(self, T: int, d_model: int, base: float, k: int) -> Verdict:
+        """The whole-table checks for these inputs, from the kept table and residuals where possible.
 
-    def _small(self) -> bool:
-        """Whether the table is small enough (<= 2**18 numbers, ~1 ms of checks) to check inline."""
-        return self.state.T * self.state.d_model <= SMALL_TABLE
+        Touches no model and not the state, so it may run on the worker thread.
+        """
+        table = self._table_for(T, d_model, base)
+        residual = None
+        if abs(k) < T:
+            residual = table.residuals.get(k)
+            if residual is None:
+                residual = table.residuals[k] = core.rotation_residual_of(table.pe, k, base)
+        return Verdict(T, d_model, base, k, table.norm_error, residual)
 
-    @param.depends("state.d_model", "state.T", "state.base", watch=True)
-    def _schedule_table(self) -> None:
-        # The whole-table check is the heaviest part of a size change (~70 ms at 2048 x 1024).
-        # In a served session it runs on the next tick, so the figures' new data leaves first
-        # and the sentences follow in their own message; without a session it runs now.
-        # One pending run is enough: it reads the state when it runs. Small tables are
-        # checked at once: a scheduled run costs ~1 ms of its own (a second lock, a second message).
-        self._run_soon(self._update_table)
+    def _known(self, T: int, d_model: int, base: float, k: int) -> Verdict | None:
+        """The verdict if nothing needs computing (this table and this k were checked), else None."""
+        table = self._kept
+        if table is None or table.key != (T, d_model, base) or (abs(k) < T and k not in table.residuals):
+            return None
+        return Verdict(T, d_model, base, k, table.norm_error, table.residuals.get(k))
 
-    def _run_soon(self, update) -> None:
-        """Run ``update`` now for a small table, else once on the next tick (pending runs merge)."""
-        if self._small():
-            update()
-        elif update.__name__ not in self._pending:
-            self._pending.add(update.__name__)
-            pn.state.execute(update, schedule=True)
+    def _work(self, inputs: tuple[int, int, float, int]) -> Verdict | None:
+        try:
+            return self.check(*inputs)
+        except Exception:  # a failed check must not leave the view waiting forever
+            _log.exception("live checks failed for T, d_model, base, k = %s", inputs)
+            return None
 
-    def _update_table(self) -> None:
-        self._pending.discard("_update_table")
+    @param.depends("state.d_model", "state.T", "state.base", "state.k", watch=True)
+    def _refresh(self) -> None:
+        inputs = self._inputs()
+        T, d_model = inputs[0], inputs[1]
+        verdict = self._known(*inputs)
+        if verdict is None and T * d_model <= SMALL_TABLE:
+            verdict = self.check(*inputs)
+        if verdict is not None:
+            self._show(verdict)
+        elif self._running:
+            self._again = True
+        else:
+            self._running = True
+            run_later(partial(self._work, inputs), self._finish)
+
+    def _finish(self, verdict: Verdict | None) -> None:
+        self._running = False
+        again, self._again = self._again, False
+        shown = verdict is not None and self._show(verdict)
+        if again or (verdict is not None and not shown):
+            self._refresh()
+
+    def _show(self, verdict: Verdict) -> bool:
+        """Write the norm and rotation sentences if the verdict is for the current state; True if it was."""
         s = self.state
-        expected = core.expected_row_norm(s.d_model)
-        error = float(np.max(np.abs(core.row_norms_of(self.table()) - expected)))
-        with pn.io.hold():
-            self.norm.object = check_card(s.lang, "check_norm", expected=expected, error=error)
-            self._update_offset()
+        if verdict.table != (s.T, s.d_model, s.base):
+            return False
+        self.norm.object = check_card(s.lang, "check_norm", expected=core.expected_row_norm(s.d_model),
+                                      error=verdict.norm_error)
+        if verdict.k != s.k:
+            return False
+        if verdict.residual is None:
+            self.rotation.object = check_card(s.lang, "check_rotation_none", remark=True)
+        else:
+            self.rotation.object = check_card(s.lang, "check_rotation", count=s.T - abs(s.k),
+                                              error=verdict.residual)
+        return True
 
-    @param.depends("state.pos", "state.k", watch=True)
-    def _schedule_offset(self) -> None:
-        # A new k costs a rotation of the whole table (~12 ms at 2048 x 1024): after the
-        # figures' data, like the table check above.
-        self._run_soon(self._update_offset)
-
-    def _update_offset(self) -> None:
-        self._pending.discard("_update_offset")
+    @param.depends("state.pos", "state.k", "state.T", watch=True)
+    def _show_target(self) -> None:
         s = self.state
-        with pn.io.hold():
-            if abs(s.k) >= s.T:
-                self.rotation.object = check_card(s.lang, "check_rotation_none", remark=True)
-            else:
-                self.rotation.object = check_card(s.lang, "check_rotation", count=s.T - abs(s.k),
-                                                  error=self.residual(s.k))
-            inside = 0 <= s.target < s.T
-            self.target.object = check_card(s.lang, "check_target_inside" if inside else "check_target_outside",
-                                            remark=not inside, target=s.target, last=s.T - 1)
+        inside = 0 <= s.target < s.T
+        self.target.object = check_card(s.lang, "check_target_inside" if inside else "check_target_outside",
+                                        remark=not inside, target=s.target, last=s.T - 1)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 
 import numpy as np
 import panel as pn
@@ -141,6 +142,111 @@ def test_table_is_built_once_per_size_and_residuals_are_remembered(lesson, monke
     assert len(built) == 1
     state.k = 4
     assert rotated[-1] == 4  # a new table forgets the old residuals
+
+
+# --------------------------------------------------------------------------
+# Large tables: the whole-table work goes through run_later, and a late result is checked.
+# --------------------------------------------------------------------------
+
+@pytest.fixture
+def large(monkeypatch) -> tuple[ExplorerState, LiveChecks, list]:
+    """A view of a table above SMALL_TABLE, with run_later replaced by a queue the test empties by hand."""
+    assert checks.SMALL_TABLE < 1024 * 300
+    state = ExplorerState(d_model=1024, T=300, k=3, pos=0, lang="en")
+    view = LiveChecks(state)  # the page build checks inline
+    jobs: list = []
+    monkeypatch.setattr(checks, "run_later", lambda work, apply: jobs.append((work, apply)))
+    return state, view, jobs
+
+
+def run_next(jobs: list) -> None:
+    work, apply = jobs.pop(0)
+    apply(work())
+
+
+def rotation_count(markup: str) -> int:
+    return int(re.search(r"over (\d+) positions", markup).group(1))
+
+
+def test_large_table_checks_are_left_to_run_later(large):
+    state, view, jobs = large
+    assert rotation_count(view.rotation.object) == 297
+    state.k = 10
+    assert len(jobs) == 1
+    assert rotation_count(view.rotation.object) == 297  # not computed in the update
+    assert view.target.object == checks.check_card("en", "check_target_inside", target=10, last=299)  # inline
+    run_next(jobs)
+    assert rotation_count(view.rotation.object) == 290 and jobs == []
+    error = numbers_in(view.rotation.object)[-1]
+    by_hand = max(np.max(np.abs(shifted_by_hand(row, 10, 1024, 10_000) - pe_k))
+                  for row, pe_k in zip(core.encoding(290, 1024), core.encoding(300, 1024)[10:], strict=True))
+    assert error == pytest.approx(by_hand, rel=0.05) and error < 1e-11
+    state.k = 3  # checked before: answered from the kept residuals, in the update
+    assert jobs == [] and rotation_count(view.rotation.object) == 297
+
+
+def test_a_late_result_for_an_old_k_is_dropped_and_the_current_k_follows(large):
+    state, view, jobs = large
+    before = view.rotation.object
+    state.k = 10
+    state.k = 20  # while the run for k = 10 is out: no second run yet
+    assert len(jobs) == 1
+    work, apply = jobs.pop()
+    stale = work()
+    assert stale.k == 10  # computed for the state it was scheduled in
+    apply(stale)
+    assert view.rotation.object == before  # k = 10's sentence is never shown
+    assert len(jobs) == 1  # a run for the current k follows
+    run_next(jobs)
+    assert rotation_count(view.rotation.object) == 280 and jobs == []
+
+
+def test_a_late_result_for_an_old_table_is_dropped(large):
+    state, view, jobs = large
+    old_norm = view.norm.object
+    assert "= 22.6274:" in old_norm  # √(1024/2)
+    state.T = 310
+    state.d_model = 1000  # √(1000/2) = 22.36068
+    assert len(jobs) == 1
+    run_next(jobs)  # checked the 310 x 1024 table: nothing of it is shown
+    assert view.norm.object == old_norm and rotation_count(view.rotation.object) == 297
+    run_next(jobs)
+    assert "= 22.3607:" in view.norm.object and rotation_count(view.rotation.object) == 307 and jobs == []
+
+
+def test_a_result_for_the_right_table_shows_its_norm_even_if_k_moved_on(large):
+    state, view, jobs = large
+    state.T = 310
+    state.k = 5
+    assert len(jobs) == 1
+    work, apply = jobs.pop()
+    result = work()
+    assert (result.T, result.k) == (310, 3)
+    apply(result)
+    assert numbers_in(view.norm.object)[-1] == pytest.approx(result.norm_error, rel=0.05)
+    assert rotation_count(view.rotation.object) == 297 and len(jobs) == 1  # k = 5 is still to come
+    run_next(jobs)
+    assert rotation_count(view.rotation.object) == 305
+
+
+def test_a_failed_check_is_logged_and_the_next_change_is_checked(large, monkeypatch, caplog):
+    state, view, jobs = large
+    real = checks.core.encoding
+    monkeypatch.setattr(checks.core, "encoding", lambda *a: 1 / 0)
+    state.T = 310
+    run_next(jobs)
+    assert "live checks failed" in caplog.text and rotation_count(view.rotation.object) == 297
+    monkeypatch.setattr(checks.core, "encoding", real)
+    state.T = 320
+    assert len(jobs) == 1  # not stuck waiting for the failed run
+    run_next(jobs)
+    assert rotation_count(view.rotation.object) == 317
+
+
+def test_run_later_without_a_session_runs_now_in_this_thread():
+    seen: list = []
+    checks.run_later(lambda: (threading.current_thread(), 42), seen.append)
+    assert seen == [(threading.current_thread(), 42)]
 
 
 @settings(max_examples=25, deadline=None)
