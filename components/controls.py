@@ -10,6 +10,7 @@ import param
 from app.fastsync import FastDiscreteSlider, FastIntSlider
 from app.state import ExplorerState
 from app.strings import text
+from components.address import write_to_address
 from components.theme import WIDGET_STYLESHEET
 
 #: The widget class of each parameter; everything else (bounds, step, value,
@@ -35,7 +36,8 @@ def widget_for(state: ExplorerState, name: str) -> pn.widgets.Widget:
     options = {"name": text(state.lang, name), "sizing_mode": "stretch_width", "stylesheets": [WIDGET_STYLESHEET]}
     if kind is pn.widgets.Button:
         options.update(color="primary", variant="outline")
-    return kind.from_param(state.param[name], **options)
+    widget = kind.from_param(state.param[name], **options)
+    return write_to_address(widget, state, name) if kind is FastIntSlider else widget
 
 
 class Controls(pn.viewable.Viewer):

@@ -1,0 +1,53 @@
+"""The address bar: sliders write their own parameter in the browser; the server sends only the rest."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from app.state import ExplorerState
+from app.strings import text
+from components.address import AddressBar
+from components.controls import Controls
+from tests.helpers import press, wait_for_source, wait_until
+
+
+def query(bar: AddressBar) -> dict[str, str]:
+    return {key: values[0] for key, values in parse_qs(bar.query).items()}
+
+
+def test_a_parameter_with_a_slider_on_the_page_is_not_sent_from_the_server():
+    state = ExplorerState(d_model=32, T=24, k=3)
+    Controls(state, ["d_model", "T", "k"])
+    bar = AddressBar(state)
+    before = bar.query
+    state.k = 4  # the k slider writes k=4 itself
+    assert bar.query == before
+    state.base = 100.0  # no slider writes base (a discrete slider): the server does, with the whole state
+    assert query(bar)["base"] == "100.0" and query(bar)["k"] == "4"
+
+
+def test_a_parameter_without_a_slider_is_sent_from_the_server():
+    state = ExplorerState(d_model=32, T=24, pos=20)
+    Controls(state, ["T"])
+    bar = AddressBar(state)
+    state.T = 10  # pos has no slider here; the state clamps it to 9
+    assert query(bar)["pos"] == "9" and query(bar)["T"] == "10"
+
+
+def address_query(page) -> dict[str, str]:
+    url = page.evaluate("() => window.location.href")
+    return {key: values[0] for key, values in parse_qs(urlparse(url).query).items()}
+
+
+@pytest.mark.browser
+def test_embed_page_address_follows_a_slider_and_a_clamped_parameter_without_one(page, app_url):
+    # /distance has sliders for d_model, T, base and k, none for pos.
+    page.goto(f"{app_url}/distance?lang=en&d_model=32&T=24&pos=22&k=3")
+    wait_for_source(page, "distance", lambda d: len(d["k"]) > 0)
+    press(page, text("en", "k"), "ArrowRight")
+    wait_until(lambda: address_query(page).get("k") == "4", message="the k slider did not write k=4")
+    press(page, text("en", "T"), "ArrowLeft", times=3)  # T = 21: pos 22 is clamped to 20
+    wait_until(lambda: address_query(page).get("T") == "21", message="the T slider did not write T=21")
+    wait_until(lambda: address_query(page).get("pos") == "20", message="the clamped pos never reached the address")
