@@ -27,11 +27,12 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 __all__ = [
     "DEFAULT_BASE",
@@ -134,18 +135,46 @@ def angles(positions: ArrayLike, d_model: int, base: float = DEFAULT_BASE) -> ND
     return np.multiply.outer(positions, frequencies(d_model, base))
 
 
-def encoding_rows(positions: ArrayLike, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+def encoding_rows(positions: ArrayLike, d_model: int, base: float = DEFAULT_BASE,
+                  dtype: DTypeLike = np.float64) -> NDArray[np.floating]:
     """Encoding vectors ``PE[pos]`` for arbitrary positions.
 
     Column ``2i`` is ``sin(pos * omega_i)`` and column ``2i+1`` is
     ``cos(pos * omega_i)`` (interleaved, as in the paper). The result has
     shape ``positions.shape + (d_model,)``.
+
+    ``dtype`` is ``np.float64`` (the default) or ``np.float32``, for drawing.
+    In float32 the angles are still computed in float64 and reduced to
+    ``-pi .. pi`` (whole turns removed) in float64; only the sines and cosines
+    of the reduced angles are float32 (about 4x faster for a 1024 x 1024
+    block). Every value is then within ~3e-7 of the float64 one (the float32
+    rounding of the angle and of the result). Float32 sines of the unreduced
+    angles would be off by up to ~1e-4 at position 2048.
     """
-    theta = angles(positions, d_model, base)
-    rows = np.empty((*theta.shape[:-1], 2 * theta.shape[-1]), dtype=np.float64)
+    dtype = _float_dtype(dtype)
+    if dtype == np.float64:
+        theta = angles(positions, d_model, base)
+    else:
+        turns = np.multiply.outer(_finite("positions", positions), frequencies(d_model, base) / (2.0 * np.pi))
+        turns -= np.rint(turns)  # the whole turns, removed exactly in float64
+        turns *= 2.0 * np.pi
+        theta = turns.astype(np.float32)
+    rows = np.empty((*theta.shape[:-1], 2 * theta.shape[-1]), dtype=dtype)
     rows[..., 0::2] = np.sin(theta)
     rows[..., 1::2] = np.cos(theta)
     return rows
+
+
+def _float_dtype(dtype: object) -> np.dtype:
+    """``dtype`` as ``np.dtype`` float64 or float32, or a ``ValueError``."""
+    value = None
+    # np.dtype(None) is float64: a missing dtype is a bug, not a choice.
+    if dtype is not None and not isinstance(dtype, bool):
+        with contextlib.suppress(TypeError):
+            value = np.dtype(dtype)
+    if value is None or value.type not in (np.float64, np.float32):
+        raise ValueError(f"dtype must be numpy.float64 or numpy.float32; got {dtype!r}")
+    return np.dtype(value.type)  # native byte order
 
 
 def encoding(T: int, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:

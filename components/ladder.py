@@ -71,13 +71,16 @@ def heatmap_stride(T: int) -> int:
 def heatmap_data(T: int, d_model: int, base: float) -> dict[str, list]:
     """The image source's columns: every ``stride``-th row of PE, as colour codes.
 
-    Only the rows that are sent are computed. Row ``r`` of the image is
-    position ``r * stride`` and is drawn over ``stride`` positions; row 0 is at
-    y = 0, which the flipped y range puts at the top.
+    Only the rows that are sent are computed, in float32 (angles reduced in
+    float64, see ``core.encoding_rows``; ~4x faster at 1024 x 1024): a value
+    is within ~3e-7 of float64, so a code differs from the float64 value's bin
+    only where that value lies that close to a bin edge, and then by one. Row
+    ``r`` of the image is position ``r * stride`` and is drawn over ``stride``
+    positions; row 0 is at y = 0, which the flipped y range puts at the top.
     """
     stride = heatmap_stride(T)
     positions = np.arange(0, T, stride, dtype=np.float64)
-    codes = heatmap_codes(core.encoding_rows(positions, d_model, base))
+    codes = heatmap_codes(core.encoding_rows(positions, d_model, base, dtype=np.float32))
     return {"image": [codes], "x": [0], "y": [0], "dw": [d_model], "dh": [positions.size * stride],
             "stride": [stride]}
 
