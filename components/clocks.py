@@ -247,19 +247,26 @@ def _number(x: float) -> str:
     return f"{x:.4f}".replace("-", "\u2212")
 
 
-#: The block's look. The markup is resent on every step of k, pos or pair, so its
-#: classes are one letter (they live in the block's own shadow root) and the
-#: optional end tags are left out.
+#: The block's look. The markup is resent on every step of k, pos or pair, so
+#: cells are styled by their place (it lives in the block's own shadow root)
+#: and the optional end tags are left out. Row 1: matrix, matrix, ·, PE[pos],
+#: =, product; row 2 (the operators span both rows): matrix, matrix, PE[pos],
+#: product; row 3: the captions (the first spans two columns: PE[pos] is its 3rd cell).
 BLOCK_CSS = f"""
-.pe-block-title {{ font-size: 1.25rem; margin: 0.3em 0 0.5em 0; }}
-.b {{ border-collapse: collapse; font-size: 1.1rem; font-variant-numeric: tabular-nums; }}
-.b td {{ padding: 0.15em 0.45em; text-align: right; }}
-.b .l, .b .v {{ border-left: 2px solid var(--pe-ink); }}
-.b .r, .b .v {{ border-right: 2px solid var(--pe-ink); }}
-.b .o {{ font-size: 1.5rem; padding: 0 0.4em; text-align: center; }}
-.b .c td {{ font-size: 0.95rem; text-align: center; padding-top: 0.4em; color: var(--pe-muted); }}
-.b .c .p {{ color: {COLORS["pos"]}; }}
-.b .c .t {{ color: {COLORS["target"]}; }}
+h3 {{ font-size: 1.25rem; margin: 0.3em 0 0.5em 0; }}
+p {{ font-size: 1.15rem; line-height: 1.4; }}
+table {{ border-collapse: collapse; font-size: 1.1rem; font-variant-numeric: tabular-nums; }}
+td {{ padding: 0.15em 0.45em; text-align: right; }}
+tr:not(:last-child) td:first-child,
+tr:first-child td:is(:nth-child(4), :nth-child(6)),
+tr:nth-child(2) td:is(:nth-child(3), :nth-child(4)) {{ border-left: 2px solid var(--pe-ink); }}
+tr:not(:last-child) td:nth-child(2),
+tr:first-child td:is(:nth-child(4), :nth-child(6)),
+tr:nth-child(2) td:is(:nth-child(3), :nth-child(4)) {{ border-right: 2px solid var(--pe-ink); }}
+td[rowspan] {{ font-size: 1.5rem; padding: 0 0.4em; text-align: center; }}
+tr:last-child td {{ font-size: 0.95rem; text-align: center; padding-top: 0.4em; color: var(--pe-muted); }}
+tr:last-child td:nth-child(3) {{ color: {COLORS["pos"]}; }}
+tr:last-child td:nth-child(5) {{ color: {COLORS["target"]}; }}
 """
 
 
@@ -268,32 +275,25 @@ def block_html(lang: str, pair: int, pos: int, k: int, d_model: int, base: float
 
     The right-hand side is the matrix product itself; the line below gives
     ``PE[pos + k]`` straight from the formula so the two can be compared.
-    Cells: ``l``/``r`` the matrix's left/right bracket, ``v`` a vector, ``o`` an operator.
     """
     block = core.rotation_block(pair, k, d_model, base)
     rows = core.encoding_rows(np.array([pos, pos + k], dtype=np.float64), d_model, base)
     before, direct = rows[0, 2 * pair:2 * pair + 2], rows[1, 2 * pair:2 * pair + 2]
     after = block @ before
     esc = html.escape
-
-    def cells(line: int) -> str:
-        matrix = f"<td class=l>{_number(block[line, 0])}<td class=r>{_number(block[line, 1])}"
-        first = "<td rowspan=2 class=o>" if line == 0 else ""
-        return (f"{matrix}{first and first + '·'}<td class=v>{_number(before[line])}"
-                f"{first and first + '='}<td class=v>{_number(after[line])}")
-
+    m, b, a = ([_number(x) for x in row] for row in (block.ravel(), before, after))
     table = (
-        f'<table class=b><tr>{cells(0)}<tr>{cells(1)}<tr class=c>'
-        f'<td colspan=2>{esc(text(lang, "block_caption_matrix", pair=pair, k=k))}<td>'
-        f'<td class=p>{esc(text(lang, "block_caption_pos", pos=pos))}<td>'
-        f'<td class=t>{esc(text(lang, "block_caption_target", target=pos + k))}</table>'
+        f"<table><tr><td>{m[0]}<td>{m[1]}<td rowspan=2>·<td>{b[0]}<td rowspan=2>=<td>{a[0]}"
+        f"<tr><td>{m[2]}<td>{m[3]}<td>{b[1]}<td>{a[1]}"
+        f'<tr><td colspan=2>{esc(text(lang, "block_caption_matrix", pair=pair, k=k))}<td>'
+        f'<td>{esc(text(lang, "block_caption_pos", pos=pos))}<td>'
+        f'<td>{esc(text(lang, "block_caption_target", target=pos + k))}</table>'
     )
     check = text(lang, "block_check", target=pos + k, sin=_number(direct[0]), cos=_number(direct[1]),
                  error=float(np.max(np.abs(after - direct))))
     # A minus sign (not a hyphen) in "1.1e-16", so the line never breaks inside the number.
     check = check.replace("e-", "e\u2212")
-    return (f'<h3 class=pe-block-title>{esc(text(lang, "block_title", pair=pair, k=k))}</h3>{table}'
-            f'<p class=pe-readout>{esc(check)}')
+    return f'<h3>{esc(text(lang, "block_title", pair=pair, k=k))}</h3>{table}<p>{esc(check)}'
 
 
 # --------------------------------------------------------------------------

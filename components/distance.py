@@ -38,6 +38,7 @@ from bokeh.transform import factor_cmap, factor_mark
 from app import core
 from app.state import ExplorerState
 from app.strings import text
+from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, style_figure
 
 #: How many start positions p get their products drawn.
@@ -205,10 +206,8 @@ class ScoreCurve(pn.viewable.Viewer):
     @param.depends("state.k", watch=True)
     def _update_marker(self) -> None:
         s = self.state
-        data = marker_data(s.k, s.T, s.d_model, s.base, s.lang, self._low)
         # A T change clamps k and then resends the table; the second call finds nothing new.
-        if data != dict(self.marker.data):
-            self.marker.data = data
+        send_changes(self.marker, marker_data(s.k, s.T, s.d_model, s.base, s.lang, self._low))
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -67,6 +67,7 @@ class LiveHTML(pn.viewable.Viewer):
     def __init__(self, markup: str = "", *, name: str, css: str = "", **layout: object):
         super().__init__(name=name)
         sheets = [InlineStyleSheet(css=STYLESHEET + css)]
+        layout.setdefault("margin", (5, 10))  # Panel's default for panes, so the texts line up
         self._div = Div(text=markup, name=name, stylesheets=sheets, **layout)
         self._pane = pn.pane.Bokeh(self._div, sizing_mode=layout.get("sizing_mode"))
 

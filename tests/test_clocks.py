@@ -379,7 +379,8 @@ def test_any_sequence_of_changes_stays_consistent(steps):
 # --------------------------------------------------------------------------
 
 def block_numbers(markup: str) -> list[float]:
-    cells = re.findall(r"<td class=[lrv]>([^<]+)", markup)
+    table = markup[markup.index("<table>"):markup.index("<td colspan")]
+    cells = [c for c in re.findall(r"<td(?: rowspan=2)?>([^<]+)", table) if c not in "·="]
     return [float(c.replace("\u2212", "-")) for c in cells]
 
 

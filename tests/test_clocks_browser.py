@@ -75,14 +75,14 @@ def test_clocks_page_shows_core_numbers_and_follows_the_keyboard(page, app_url, 
     # Each tiny hand points along (PE[pos, 2i], PE[pos, 2i+1]); Bokeh angles run anticlockwise from +x.
     np.testing.assert_allclose(np.sin(strip["angle"]), rows([0], 32)[0, 1::2], atol=1e-5)
     np.testing.assert_allclose(np.cos(strip["angle"]), rows([0], 32)[0, 0::2], atol=1e-5)
-    expect(page.locator(".pe-block-title")).to_have_text(text("en", "block_title", pair=0, k=3))
+    expect(page.get_by_role("heading", name=text("en", "block_title", pair=0, k=3), exact=True)).to_be_visible()
     count_sends(page, "clock_strip")
     count_sends(page, "clock_faces")
 
     press(page, text("en", "k"), "ArrowRight")
     wait_for_source(page, "clocks", lambda d: row_matches(d, 0, 4, 32, range(9)))
     wait_for_source(page, "pair_clock", lambda d: big_clock_matches(d, 0, 0, 4, 32))
-    expect(page.locator(".pe-block-title")).to_have_text(text("en", "block_title", pair=0, k=4))
+    expect(page.get_by_role("heading", name=text("en", "block_title", pair=0, k=4), exact=True)).to_be_visible()
     assert sends(page, "clock_strip") == 0 and sends(page, "clock_faces") == 0  # k moves hands only
 
     press(page, text("en", "pos"), "ArrowRight", times=2)
