@@ -34,6 +34,7 @@ from bokeh.plotting import figure
 from app import core
 from app.state import ExplorerState
 from app.strings import text
+from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, html_pane, readout, style_figure
 
 #: Diverging and colour-blind safe (ColorBrewer RdBu), fixed to [-1, 1].
@@ -215,9 +216,9 @@ class WavelengthLadder(pn.viewable.Viewer):
     def _update_pair(self) -> None:
         s = self.state
         left = 2 * s.pair
-        self.pair_outline.data = {"left": [left], "right": [left + 2], "top": [0], "bottom": [s.T]}
-        self.ladder_selected.data = {"x": [left + 1.0],
-                                     "wavelength": [float(self.ladder.data["wavelength"][s.pair])]}
+        send_changes(self.pair_outline, {"left": [left], "right": [left + 2], "top": [0], "bottom": [s.T]})
+        send_changes(self.ladder_selected, {"x": [left + 1.0],
+                                            "wavelength": [float(self.ladder.data["wavelength"][s.pair])]})
 
     @param.depends("state.pos", "state.k", watch=True)
     def _update_rows(self) -> None:
@@ -225,8 +226,8 @@ class WavelengthLadder(pn.viewable.Viewer):
         rows = [(s.pos, "pos", COLORS["pos"])]
         if 0 <= s.target < s.T:
             rows.append((s.target, "pos+k", COLORS["target"]))
-        self.row_marks.data = {"top": [r[0] for r in rows], "bottom": [r[0] + 1 for r in rows],
-                               "label": [r[1] for r in rows], "color": [r[2] for r in rows]}
+        send_changes(self.row_marks, {"top": [r[0] for r in rows], "bottom": [r[0] + 1 for r in rows],
+                                      "label": [r[1] for r in rows], "color": [r[2] for r in rows]})
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout
