@@ -44,6 +44,7 @@ __all__ = [
     "frequencies",
     "gram",
     "relative_scores",
+    "relative_scores_range",
     "rotate",
     "rotation",
     "rotation_block",
@@ -368,6 +369,31 @@ def relative_scores(k: ArrayLike, d_model: int, base: float = DEFAULT_BASE) -> N
     return np.cos(np.multiply.outer(k, frequencies(d_model, base))).sum(axis=-1)
 
 
+def relative_scores_range(count: int, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """``S(k)`` for every offset ``k = 0 .. count-1``: ``relative_scores(np.arange(count), ...)``, faster.
+
+    Write ``k = a + B*b`` with ``B`` about ``sqrt(count)``, ``0 <= a < B``. By
+    ``cos(x + y) = cos x cos y - sin x sin y`` pair by pair::
+
+        S(a + B b) = sum_i cos(omega_i B b) cos(omega_i a) - sin(omega_i B b) sin(omega_i a)
+
+    so the whole range is two matrix products of ``(count/B, d_model/2)`` and
+    ``(d_model/2, B)`` tables of cosines and sines: about
+    ``2 sqrt(count) d_model`` of them instead of ``count d_model / 2``
+    (0.1 M instead of 1 M at ``count = 2048``, ``d_model = 1024``). The same
+    numbers to rounding: within ``1e-16 * d_model * (count + d_model)`` of
+    ``relative_scores`` (the angles' rounding and the sums'; ~1e-12 at that
+    size). ``S(0)`` is exactly ``d_model / 2``. Shape ``(count,)``.
+    """
+    count = _integer("count", count, 1)
+    omega = frequencies(d_model, base)
+    block = math.isqrt(count - 1) + 1  # B, with B * B >= count
+    fine = np.multiply.outer(np.arange(block, dtype=np.float64), omega)  # angles of a = 0 .. B-1
+    coarse = np.multiply.outer(np.arange(0, count, block, dtype=np.float64), omega)  # of B*b
+    scores = np.cos(coarse) @ np.cos(fine).T - np.sin(coarse) @ np.sin(fine).T  # [b, a] is S(B*b + a)
+    return scores.reshape(-1)[:count]
+
+
 def dot_scores(p: ArrayLike, q: ArrayLike, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
     """``PE[p] . PE[q]`` computed from the encoding rows themselves.
 
@@ -376,14 +402,18 @@ def dot_scores(p: ArrayLike, q: ArrayLike, d_model: int, base: float = DEFAULT_B
     is what the explorable shows. ``p`` and ``q`` are positions (any real
     values) that broadcast against each other; the result has their
     broadcast shape. Costs ``O(d_model)`` per pair, so it stays cheap for a
-    few hundred pairs where ``gram`` would build a ``T x T`` matrix.
+    few hundred pairs where ``gram`` would build a ``T x T`` matrix; the row
+    of a position that occurs several times is computed once.
     """
     p, q = _finite("p", p), _finite("q", q)
     try:
         p, q = np.broadcast_arrays(p, q)
     except ValueError:
         raise ValueError(f"p and q must broadcast together; got shapes {p.shape} and {q.shape}") from None
-    return np.einsum("...j,...j->...", encoding_rows(p, d_model, base), encoding_rows(q, d_model, base))
+    # A few starts against a grid of targets repeat positions many times: sines once per position.
+    positions, index = np.unique(np.concatenate([p.ravel(), q.ravel()]), return_inverse=True)
+    rows = encoding_rows(positions, d_model, base)
+    return np.einsum("...j,...j->...", rows[index[:p.size].reshape(p.shape)], rows[index[p.size:].reshape(q.shape)])
 
 
 def gram(T: int, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:

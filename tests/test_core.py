@@ -281,6 +281,44 @@ def test_float32_rows_reduce_the_angle_before_the_sine():
     np.testing.assert_array_equal(core.encoding_rows(np.arange(24), 32, dtype=np.float64), core.encoding(24, 32))
 
 
+@settings(max_examples=40, deadline=None)
+@given(count=st.integers(1, 5000), d_model=st.integers(1, 1024).map(lambda half: 2 * half), base=bases,
+       data=st.data())
+def test_relative_scores_range_is_relative_scores_over_a_range(count, d_model, base, data):
+    got = core.relative_scores_range(count, d_model, base)
+    assert got.shape == (count,) and got.dtype == np.float64
+    assert got[0] == d_model / 2  # exactly: cos 0 = 1 and sin 0 = 0 in every product
+    expected = core.relative_scores(np.arange(count), d_model, base)
+    # Rounding of the angles (~count * eps each) and of the sums of d_model / 2 terms (~d_model * eps).
+    assert np.max(np.abs(got - expected)) <= 1e-16 * d_model * (count + d_model)
+    for k in data.draw(st.lists(st.integers(0, count - 1), min_size=1, max_size=4)):
+        assert got[k] == pytest.approx(scalar_score(k, d_model, base), abs=1e-12 * count * d_model)
+
+
+def test_relative_scores_range_at_the_lesson_and_the_largest_size():
+    lesson = core.relative_scores_range(T, D)
+    assert lesson[0] == 16.0 and round(float(lesson[3]), 6) == 12.272398 and round(float(lesson[1]), 3) == 15.314
+    largest = core.relative_scores_range(2048, 1024)
+    for k in (0, 1, 45, 46, 47, 900, 2047):  # around the block edges of B = 46
+        assert largest[k] == pytest.approx(scalar_score(k, 1024, BASE), abs=1e-10)
+    for bad in (0, -3, 2.0, True, None, "5"):
+        refuses("count", core.relative_scores_range, bad, 8)
+
+
+def test_dot_scores_with_repeated_positions_are_still_row_products():
+    p = np.array([3, 3, 3, 7, -2.5, 3])
+    q = np.array([3, 5, 3, 7.5, 3, 1000])
+
+    def row(x: float) -> list[float]:
+        return [f(x / 100.0 ** (2 * i / 16)) for i in range(8) for f in (math.sin, math.cos)]
+
+    expected = [math.fsum(a * b for a, b in zip(row(x), row(y), strict=True)) for x, y in zip(p, q, strict=True)]
+    np.testing.assert_allclose(core.dot_scores(p, q, 16, 100.0), expected, rtol=0, atol=1e-12)
+    grid = core.dot_scores(np.arange(5)[:, None], np.arange(5)[None, :], 8)
+    assert grid.shape == (5, 5)
+    np.testing.assert_allclose(grid, core.gram(5, 8), rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.float16, "float16", "nope", object, None, True, complex])
 def test_bad_dtype_is_refused(dtype):
     refuses("dtype", core.encoding_rows, np.arange(3), 8, dtype=dtype)
@@ -327,10 +365,11 @@ BAD_K = [math.nan, math.inf, -math.inf]
     lambda d: core.row_norms(4, d),
     lambda d: core.rotation(1, d),
     lambda d: core.relative_scores(1, d),
+    lambda d: core.relative_scores_range(4, d),
     lambda d: core.gram(4, d),
     lambda d: core.rotation_residual(1, 4, d),
 ], ids=["frequencies", "wavelengths", "encoding", "encoding_rows", "angles", "row_norms", "rotation",
-        "relative_scores", "gram", "rotation_residual"])
+        "relative_scores", "relative_scores_range", "gram", "rotation_residual"])
 def test_bad_d_model_is_refused(call, d_model):
     refuses("d_model", call, d_model)
 
@@ -351,8 +390,10 @@ def test_bad_T_is_refused(call, T_):
     lambda b: core.rotation(1, 8, b),
     lambda b: core.rotate(np.ones(8), 1, b),
     lambda b: core.relative_scores(1, 8, b),
+    lambda b: core.relative_scores_range(4, 8, b),
     lambda b: core.gram(4, 8, b),
-], ids=["frequencies", "wavelengths", "encoding", "rotation", "rotate", "relative_scores", "gram"])
+], ids=["frequencies", "wavelengths", "encoding", "rotation", "rotate", "relative_scores", "relative_scores_range",
+        "gram"])
 def test_bad_base_is_refused(call, base):
     refuses("base", call, base)
 
