@@ -1,4 +1,4 @@
-"""Command line: ``python -m app [--port N] [--address A] [--allow-websocket-origin HOST[:PORT]]``.
+"""Command line: ``python -m app [--port N] [--address A] [--allow-websocket-origin HOST[:PORT]] [--num-procs N]``.
 
 With no flags it serves the explorable on http://localhost:5006/ .
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from app.server import DEFAULT_PORT, serve
+from app.server import DEFAULT_PORT, serve, workers_follow_parent
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -20,7 +20,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--allow-websocket-origin", action="append", default=None, metavar="HOST[:PORT]",
                         help="a host allowed to open the websocket; repeat for more "
                              "(default: $PE_ALLOWED_ORIGINS, comma separated, else localhost)")
+    parser.add_argument("--num-procs", type=int, default=int(os.environ.get("PE_NUM_PROCS", 1)),
+                        help="server processes sharing the port (default %(default)s, or $PE_NUM_PROCS; "
+                             "0 = one per CPU core): for a room of students moving sliders at once")
     args = parser.parse_args(argv)
+    if args.num_procs < 0:
+        parser.error(f"--num-procs must be 0 (one per core) or more, not {args.num_procs}")
     if args.allow_websocket_origin is None:
         env = os.environ.get("PE_ALLOWED_ORIGINS", "")
         args.allow_websocket_origin = [o.strip() for o in env.split(",") if o.strip()]
@@ -31,7 +36,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     origins = args.allow_websocket_origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
     print(f"Serving the explorable on http://{args.address or 'localhost'}:{args.port}/", flush=True)
-    serve(port=args.port, address=args.address, allow_websocket_origin=origins)
+    if args.num_procs != 1:
+        workers_follow_parent()
+    serve(port=args.port, address=args.address, allow_websocket_origin=origins, num_procs=args.num_procs)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
+import signal
 import socket
 import time
 import urllib.request
@@ -28,6 +32,22 @@ def serve(port: int = DEFAULT_PORT, address: str | None = None,
         threaded=threaded, show=show, liveness=True,
         static_dirs={"assets": str(STATIC_DIR)}, **kwargs,
     )
+
+
+def _die_with_parent() -> None:
+    # Linux prctl(PR_SET_PDEATHSIG, SIGTERM): a worker ends when the process that forked it ends.
+    # Elsewhere (no prctl) workers outlive a killed parent, as Tornado's do.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+
+
+def workers_follow_parent() -> None:
+    """Make server processes forked from now on (``num_procs != 1``) stop when their parent stops.
+
+    Tornado's ``fork_processes`` leaves the workers running, still holding the
+    port, if only the parent gets SIGTERM (``docker stop``, a supervisor, a test).
+    """
+    os.register_at_fork(after_in_child=_die_with_parent)
 
 
 def free_port() -> int:

@@ -39,7 +39,7 @@ def test_start_command_serves_and_healthcheck_passes():
     assert command[:3] == ["python", "-m", "app"] and "0.0.0.0" in command
     port = free_port()
     env = {**os.environ, **image_env(), "PE_PORT": str(port), "PE_ALLOWED_ORIGINS": f"example.org,localhost:{port}"}
-    process = subprocess.Popen([sys.executable, *command[1:]], cwd=ROOT, env=env,
+    process = subprocess.Popen([sys.executable, *command[1:]], cwd=ROOT, env=env, start_new_session=True,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         def page_served() -> bool:
@@ -57,6 +57,9 @@ def test_start_command_serves_and_healthcheck_passes():
     finally:
         process.terminate()
         process.wait(timeout=20)
+        # The image runs one worker per core (PE_NUM_PROCS=0); none may outlive the parent.
+        wait_until(lambda: subprocess.run(["pgrep", "-g", str(process.pid)], capture_output=True).returncode == 1,
+                   timeout=20, interval=0.1, message="server workers outlived the start command")
 
 
 def test_healthcheck_fails_when_nothing_listens():
