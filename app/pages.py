@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import panel as pn
+import param
+from panel.custom import JSComponent
 
 from app.state import LANGUAGES, ExplorerState, Notice, parse_query
 from app.strings import text
@@ -49,6 +51,15 @@ VIEWS: dict[str, ViewSpec] = {
 SIDEBAR_CSS = ":host { position: sticky; top: 0; align-self: flex-start; max-height: 100vh; overflow-y: auto; }"
 
 ALL_CONTROLS = ("d_model", "T", "base", "pair", "pos", "k", "lesson_preset", "paper_preset")
+
+#: The views of ``/`` built with the page itself: the top of the page. The others are built
+#: after the browser has drawn these (``LaterViews``), so the first figure does not wait for them.
+FIRST_VIEWS = ("ladder",)
+
+#: Room (px) held for a view still on its way: its height at the lesson size in English (the
+#: same at 1280 and 1920 wide; larger tables and Spanish titles add up to ~0.1 of it), so the
+#: page below the fold hardly moves when it arrives and ``#name`` anchors land close at once.
+PLACEHOLDER_HEIGHT = {"clocks": 1030, "distance": 540, "checks": 168}
 
 
 def preferred_language(headers: Mapping[str, object]) -> str:
@@ -90,28 +101,143 @@ def header(state: ExplorerState) -> pn.viewable.Viewable:
     return pn.Row(title, language_link(state), sizing_mode="stretch_width", css_classes=["pe-header"])
 
 
-def section(state: ExplorerState, name: str) -> pn.viewable.Viewable:
-    """One view under its heading; the heading's id is the view's name (for anchors)."""
-    spec = VIEWS[name]
-    heading = html_pane(f'<h2 class="pe-section" id="{name}">{html.escape(text(state.lang, spec.title))}</h2>',
-                        sizing_mode="stretch_width")
-    return pn.Column(heading, spec.view(state), sizing_mode="stretch_width", name=f"section_{name}")
+def heading(state: ExplorerState, name: str) -> pn.viewable.Viewable:
+    """A section's heading; its id is the view's name, the target of ``#name`` in the address."""
+    return html_pane(f'<h2 class="pe-section" id="{name}">{html.escape(text(state.lang, VIEWS[name].title))}</h2>',
+                     sizing_mode="stretch_width")
+
+
+class SectionAnchor(JSComponent):
+    """Scrolls to the section that the address's fragment names (``/?lang=en#clocks``).
+
+    The browser cannot: the section headings live in Panel's shadow roots,
+    which a fragment does not reach, and they are drawn by script after the
+    browser has looked for it. This finds the heading whose id is the
+    fragment and keeps it at the top while the views above it are still
+    arriving (``complete`` turns true after the last one), until the page is
+    complete and has stopped moving, or the reader scrolls or types first.
+    A later change of the fragment (a link to ``#checks``) scrolls again.
+    """
+
+    complete = param.Boolean(default=False, doc="Whether every view of the page has been sent.")
+
+    _esm = """
+    const find = (root, id) => {
+      const hit = root.getElementById?.(id);
+      if (hit) return hit;
+      for (const el of root.querySelectorAll("*")) {
+        const inner = el.shadowRoot && find(el.shadowRoot, id);
+        if (inner) return inner;
+      }
+      return null;
+    };
+
+    export function render({ model }) {
+      let run = 0;
+      // Every 100 ms: put the heading at the top if it is not; stop once the page is complete and the
+      // heading has not moved for half a second (or is not on the page a second after), or after 30 s.
+      const follow = (id, token, started, lastTop, stableSince) => {
+        if (token !== run) return;
+        const el = find(document, id);
+        const now = performance.now();
+        let top = null;
+        if (el) {
+          if (Math.abs(el.getBoundingClientRect().top) > 1) el.scrollIntoView({ block: "start" });
+          top = el.getBoundingClientRect().top + window.scrollY;
+        }
+        const since = top === lastTop ? stableSince : now;
+        if ((model.complete && now - since > (top === null ? 1000 : 500)) || now - started > 30000) return;
+        setTimeout(() => follow(id, token, started, top, since), 100);
+      };
+      const go = () => {
+        let id = "";
+        try { id = decodeURIComponent(window.location.hash.slice(1)); } catch (e) { return; }
+        run += 1;
+        const now = performance.now();
+        if (id) follow(id, run, now, undefined, now);
+      };
+      // The reader takes over: stop following.
+      for (const type of ["wheel", "touchstart", "mousedown", "keydown"]) {
+        window.addEventListener(type, () => { run += 1; }, { passive: true });
+      }
+      window.addEventListener("hashchange", go);
+      go();
+      return document.createElement("span");
+    }
+    """
+
+
+class LaterViews:
+    """Builds the views below the fold once the browser has drawn the top of the page.
+
+    The first response then carries only the header, the controls and the
+    first view (~130 of ~450 Bokeh models): the server builds, validates and
+    serializes a third of the models before the browser can start, and the
+    browser lays out and paints two figures instead of seven before the first
+    one shows. The other views then take the places of placeholders of about
+    their height (so nothing above them moves), all in one layout update:
+    each update of a layout costs Panel and Bokeh two walks over every model
+    of the page, so one update instead of one per view saves ~0.2 s.
+
+    The trigger is Panel's ``onload``: the browser's ``document_ready``, sent
+    once every figure of the first render has drawn. Not earlier, on purpose:
+    until then Panel counts the session as not connected and drops (instead
+    of sending) every model change made inside ``pn.io.hold()``, which is how
+    Panel itself updates a layout; a view attached before it would never reach
+    the page. Without a session (tests, the benchmark's in-process pages)
+    ``onload`` runs at once, so the page is complete when built.
+    """
+
+    def __init__(self, state: ExplorerState, layout: pn.Column, places: dict[int, str], anchor: SectionAnchor):
+        self.state = state
+        self.layout = layout
+        self.places = dict(places)
+        self.anchor = anchor
+        pn.state.onload(self.build)
+
+    def build(self) -> None:
+        """Build every pending view into its place, in one update of the layout."""
+        if not self.places:
+            return
+        objects = list(self.layout.objects)
+        for index, name in self.places.items():
+            objects[index] = VIEWS[name].view(self.state)
+        self.places = {}
+        self.layout.objects = objects
+        self.anchor.complete = True
 
 
 def full_page() -> pn.viewable.Viewable:
-    """The whole explorable: controls on the left, every view in reading order."""
+    """The whole explorable: controls on the left, every view in reading order.
+
+    The views in ``FIRST_VIEWS`` are built with the page; the others arrive
+    right after the browser has drawn it (see ``LaterViews``).
+    """
     state, notices = session_state()
     controls = pn.Column(
         html_pane(f'<h2 class="pe-section">{html.escape(text(state.lang, "controls"))}</h2>'),
         Controls(state, ALL_CONTROLS),
         width=340, css_classes=["pe-sidebar"], name="controls", stylesheets=[SIDEBAR_CSS],
     )
-    views = pn.Column(*(section(state, name) for name in VIEWS), sizing_mode="stretch_width")
+    # Headings and views side by side in one column (not a column per section): one layout
+    # holds every later view's place, and filling a place re-renders nothing around it.
+    views = pn.Column(sizing_mode="stretch_width", name="views")
+    later: dict[int, str] = {}
+    for name in VIEWS:
+        views.append(heading(state, name))
+        if name in FIRST_VIEWS:
+            views.append(VIEWS[name].view(state))
+        else:
+            later[len(views)] = name
+            views.append(pn.Spacer(height=PLACEHOLDER_HEIGHT[name], sizing_mode="stretch_width"))
+    anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
     parts = [header(state), notice_alert(state.lang, notices),
              pn.Row(controls, views, sizing_mode="stretch_width"),
-             AddressBar(state, title=text(state.lang, "page_title"))]
-    return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
+             AddressBar(state, title=text(state.lang, "page_title")), anchor]
+    page = pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                      stylesheets=[STYLESHEET], css_classes=["pe-page"])
+    LaterViews(state, views, later, anchor)
+    return page
 
 
 def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
