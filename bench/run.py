@@ -99,12 +99,23 @@ def log(*parts: object) -> None:
     print(f"[{time.strftime('%H:%M:%S')}]", *parts, flush=True)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of ``pid`` and its children (a server's forked workers), from /proc."""
+    children = subprocess.run(["ps", "--ppid", str(pid), "-o", "pid="], capture_output=True, text=True).stdout
+    total = 0.0
+    for one in [pid, *map(int, children.split())]:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{one}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 @contextlib.contextmanager
-def server(which: str) -> Iterator[tuple[int, int]]:
-    """``python -m bench.serve which PORT`` in a subprocess; yields (port, pid) once it answers."""
+def server(which: str, procs: int = 1) -> Iterator[tuple[int, int]]:
+    """``python -m bench.serve which PORT PROCS`` in a subprocess; yields (port, pid) once it answers."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "bench.serve", which, str(port)], cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen([sys.executable, "-m", "bench.serve", which, str(port), str(procs)], cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -125,6 +136,8 @@ def server(which: str) -> Iterator[tuple[int, int]]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        with contextlib.suppress(ProcessLookupError):  # forked workers, if any outlived the parent
+            os.killpg(process.pid, 9)
 
 
 def steps(value: float, low: float, high: float, n: int) -> list[int]:
@@ -198,12 +211,17 @@ def session_in_process(which: str, query: dict):
 
 def apply_step(model, new, events: list, protocol) -> int:
     """Apply a browser's slider change to ``model`` and serialize the reply; returns its bytes."""
-    from bokeh.document.events import DocumentPatchedEvent
-
     # What Bokeh does with a browser's PATCH-DOC: set the property; Panel's
     # on_change callback runs every watcher (no session: no debounce).
     model.set_from_json("value", new)
     model.set_from_json("value_throttled", new)
+    return message_bytes(events, model, protocol)
+
+
+def message_bytes(events: list, model, protocol) -> int:
+    """Bytes of the PATCH-DOC that carries ``events`` (less the browser's own change of ``model``)."""
+    from bokeh.document.events import DocumentPatchedEvent
+
     sent = [e for e in events if isinstance(e, DocumentPatchedEvent) and getattr(e, "model", None) is not model]
     if not sent:
         return 0
@@ -213,31 +231,50 @@ def apply_step(model, new, events: list, protocol) -> int:
 
 
 def server_times(which: str, size: str, repeats: int) -> dict[str, Any]:
+    """Per parameter: the update's time on the event loop, and the live checks' deferred work apart.
+
+    In a served session the checks of a large table run on a worker thread
+    (``components.checks.run_later``) and their sentences follow in a second
+    message. Here, with no event loop, that work is collected and timed
+    after the update: ``deferred`` is its time (worker thread plus applying
+    the sentences), and its message's bytes count with the update's.
+    """
     import panel as pn
     from bokeh.protocol import Protocol
 
     from app.strings import text
 
     out: dict[str, Any] = {}
-    with session_in_process(which, SIZES[size]) as (page, root, events):
+    deferred: list = []
+    patch = mock.patch("components.checks.run_later", lambda work, apply: deferred.append((work, apply)))
+    with patch, session_in_process(which, SIZES[size]) as (page, root, events):
         protocol = Protocol()
         for param in PARAMS:
             model = find_slider_model(page, root, text("en", param))
             step = model.step if hasattr(model, "step") and model.step else 1
-            times, sizes = [], []
+            times, later, sizes = [], [], []
             walk = steps(model.value / step, model.start / step, model.end / step, repeats + 2)
             for i, sign in enumerate(walk):
                 new = model.value + sign * step
                 events.clear()
+                deferred.clear()
                 gc.disable()
                 t0 = time.perf_counter()
                 nbytes = apply_step(model, new, events, protocol)
-                elapsed = time.perf_counter() - t0
+                t1 = time.perf_counter()
+                events.clear()
+                with pn.io.hold():
+                    for work, apply in deferred:
+                        apply(work())
+                nbytes += message_bytes(events, model, protocol)
+                t2 = time.perf_counter()
                 gc.enable()
                 if i >= 2:  # the first two are warm-up
-                    times.append(elapsed * 1000)
+                    times.append((t1 - t0) * 1000)
+                    later.append((t2 - t1) * 1000)
                     sizes.append(nbytes)
-            out[param] = {**stats(times), "serialized_bytes": int(np.median(sizes)) if sizes else None}
+            out[param] = {**stats(times), "deferred": stats(later) if any(later) else None,
+                          "serialized_bytes": int(np.median(sizes)) if sizes else None}
         pn.state.reset()
     return out
 
@@ -472,6 +509,7 @@ async def open_clients(port: int, count: int, query: dict[str, str], concurrency
         async with gate:
             client = BokehClient("127.0.0.1", port, "/", query)
             await client.open(timeout=120)
+            client.k = int(query["k"])  # the session's k, kept up to date by first_updates and drive
             return client
 
     return list(await asyncio.gather(*(one() for _ in range(count))))
@@ -488,7 +526,9 @@ async def drive(clients: list, seconds: float, rate_hz: float) -> dict[str, Any]
     async def run(client, offset: float) -> None:
         nonlocal sent
         model_id = client.slider_id(text("en", "k"))
-        value, direction = 3, -1
+        # Start from the session's k (an earlier run may have left it at 2): a change to
+        # the value the session already has would get no answer and count as an error.
+        value, direction = client.k, -1
         await asyncio.sleep(offset)
         start = time.perf_counter()
         tick = start
@@ -504,6 +544,7 @@ async def drive(clients: list, seconds: float, rate_hz: float) -> dict[str, Any]
                 errors.append(type(exc).__name__)
                 with contextlib.suppress(Exception):
                     await drain(client)
+            client.k = value
             tick += period
             await asyncio.sleep(max(0.0, tick - time.perf_counter()))
         await drain(client)
@@ -526,6 +567,7 @@ async def first_updates(clients: list) -> dict[str, Any]:
         latencies.append(latency * 1000)
         await client.set_value(client.slider_id(text("en", "k")), 3)
         await client.until_data(timeout=30.0, quiet=0.05)
+        client.k = 3
     return stats(latencies)
 
 
@@ -536,14 +578,20 @@ async def drain(client, quiet: float = 0.2) -> None:
             await client.receive(quiet)
 
 
+#: The servers part 4 compares: (results key, app, server processes). ``python -m app --num-procs 2``
+#: is how the explorable is meant to be served to a room (one process per core).
+CLIENT_SERVERS = (("app", "app", 1), ("app2", "app", 2), ("naive", "naive", 1))
+SERVER_LABELS = {"app": "app, 1 process", "app2": "app, 2 processes", "naive": "naive, 1 process"}
+
+
 def part_clients(quick: bool) -> dict[str, Any]:
     counts = (10, 30) if quick else (10, 50, 100)
     seconds = 3.0 if quick else 8.0
     results: dict[str, Any] = {}
-    for which in APPS:
-        with server(which) as (port, _pid):
+    for key, which, procs in CLIENT_SERVERS:
+        with server(which, procs) as (port, pid):
 
-            async def scenario(which: str = which, port: int = port) -> dict[str, Any]:
+            async def scenario(which: str = key, port: int = port, pid: int = pid) -> dict[str, Any]:
                 clients = await open_clients(port, max(counts), SIZES["lesson"])
                 # A session's first update costs more than the rest (see docs/performance.md):
                 # measured once per session here, then left out of the 5 Hz runs.
@@ -554,7 +602,10 @@ def part_clients(quick: bool) -> dict[str, Any]:
                 try:
                     for n in counts:
                         log("clients", which, n)
+                        cpu0 = cpu_seconds(pid)
                         out[str(n)] = await drive(clients[:n], seconds, 5.0)
+                        out[str(n)]["server_cpu_ms_per_change"] = (
+                            1000 * (cpu_seconds(pid) - cpu0) / max(out[str(n)]["sent"], 1))
                         for client in clients[:n]:
                             await drain(client, 0.05)
                 finally:
@@ -562,7 +613,7 @@ def part_clients(quick: bool) -> dict[str, Any]:
                         client.close()
                 return out
 
-            results[which] = asyncio.run(scenario())
+            results[key] = asyncio.run(scenario())
     return results
 
 
@@ -734,14 +785,19 @@ def render(results: dict[str, Any]) -> str:
         add("")
         add("### 1. Server time of one update (ms, in process, includes serializing the PATCH-DOC)")
         add("")
-        add("| size | parameter | app p50 | app p95 | naive p50 | naive p95 | ratio p50 | app bytes | naive bytes |")
-        add("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        add("App: the update on the event loop, and (*checks later*) the live checks of a table above "
+            "2¹⁸ numbers, which run on a worker thread and follow in their own message.")
+        add("")
+        add("| size | parameter | app p50 | app p95 | app checks later p50 | naive p50 | naive p95 | ratio p50 | "
+            "app bytes | naive bytes |")
+        add("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for size, by_app in results["server"].items():
             for param in PARAMS:
                 a, n = by_app["app"][param], by_app["naive"][param]
-                add(f"| {size} | {param} | {fmt(a['p50'], 2)} | {fmt(a['p95'], 2)} | {fmt(n['p50'], 1)} | "
-                    f"{fmt(n['p95'], 1)} | {ratio(n['p50'], a['p50'])} | {kb(a['serialized_bytes'])} | "
-                    f"{kb(n['serialized_bytes'])} |")
+                later = (a.get("deferred") or {}).get("p50")
+                add(f"| {size} | {param} | {fmt(a['p50'], 2)} | {fmt(a['p95'], 2)} | {fmt(later, 1)} | "
+                    f"{fmt(n['p50'], 1)} | {fmt(n['p95'], 1)} | {ratio(n['p50'], a['p50'])} | "
+                    f"{kb(a['serialized_bytes'])} | {kb(n['serialized_bytes'])} |")
     if "wire" in results:
         add("")
         add("### 2. Bytes sent by the server on the websocket per update (one client, median)")
@@ -772,18 +828,22 @@ def render(results: dict[str, Any]) -> str:
         add("")
         add("### 4. Many clients, each changing k 5 times a second (lesson size, ms from change to data)")
         add("")
-        add("| clients | app p50 | app p95 | app errors | app rate (Hz) | naive p50 | naive p95 | naive errors | "
-            "naive rate (Hz) | ratio p95 |")
-        add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for n_clients in (key for key in results["clients"]["app"] if key != "first_update"):
-            a, n = results["clients"]["app"][n_clients], results["clients"]["naive"][n_clients]
-            add(f"| {n_clients} | {fmt(a['p50'])} | {fmt(a['p95'])} | {a['errors']} | "
-                f"{a['rate_per_client_hz']:.1f} | {fmt(n['p50'])} | {fmt(n['p95'])} | {n['errors']} | "
-                f"{n['rate_per_client_hz']:.1f} | {ratio(n['p95'], a['p95'])} |")
-        fa, fn = results["clients"]["app"]["first_update"], results["clients"]["naive"]["first_update"]
+        add("| clients | server | p50 | p95 | errors | changes answered per client (Hz) | "
+            "server CPU per change (ms) | p95 ratio naive ÷ this |")
+        add("|---:|---|---:|---:|---:|---:|---:|---:|")
+        clients = results["clients"]
+        for n_clients in (key for key in clients["app"] if key != "first_update"):
+            naive = clients["naive"][n_clients]
+            for key in (k for k in SERVER_LABELS if k in clients):
+                r = clients[key][n_clients]
+                cpu = r.get("server_cpu_ms_per_change")
+                add(f"| {n_clients} | {SERVER_LABELS[key]} | {fmt(r['p50'])} | {fmt(r['p95'])} | {r['errors']} | "
+                    f"{r['rate_per_client_hz']:.1f} | {fmt(cpu, 2)} | "
+                    f"{'–' if key == 'naive' else ratio(naive['p95'], r['p95'])} |")
         add("")
-        add(f"Each session's first change of k, one session at a time (not in the rows above): app p50 "
-            f"{fmt(fa['p50'])} ms, p95 {fmt(fa['p95'])} ms; naive p50 {fmt(fn['p50'])} ms, p95 {fmt(fn['p95'])} ms.")
+        add("Each session's first change of k, one session at a time (not in the rows above): " + "; ".join(
+            f"{SERVER_LABELS[key]} p50 {fmt(clients[key]['first_update']['p50'])} ms, "
+            f"p95 {fmt(clients[key]['first_update']['p95'])} ms" for key in SERVER_LABELS if key in clients) + ".")
     if "memory" in results:
         add("")
         add("### 5. Server memory (RSS, MB; lesson size, page `/`)")

@@ -1,4 +1,4 @@
-"""Start the app or the naive baseline for the benchmark: ``python -m bench.serve {app,naive} PORT``.
+"""Start the app or the naive baseline for the benchmark: ``python -m bench.serve {app,naive} PORT [PROCS]``.
 
 Sessions are discarded 1 s after their websocket closes (Bokeh's defaults are
 15 s, checked every 17 s) so that the memory part sees closed sessions go
@@ -15,14 +15,19 @@ SESSION_OPTIONS = {"check_unused_sessions_milliseconds": 500, "unused_session_li
 
 def main(argv: list[str]) -> None:
     which, port = argv[0], int(argv[1])
+    procs = int(argv[2]) if len(argv) > 2 else 1
     if which == "app":
-        from app.server import serve
+        from app.server import serve, workers_follow_parent
 
+        if procs != 1:  # as python -m app --num-procs does
+            workers_follow_parent()
         serve(port=port, address="127.0.0.1", allow_websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"],
-              **SESSION_OPTIONS)
+              num_procs=procs, **SESSION_OPTIONS)
     elif which == "naive":
         from bench.naive_app import serve
 
+        if procs != 1:
+            raise SystemExit("the naive baseline is served by one process")
         serve(port, **SESSION_OPTIONS)
     else:
         raise SystemExit(f"unknown app {which!r}: app or naive")
