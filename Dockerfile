@@ -7,7 +7,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PE_PORT=5006 \
     PE_ALLOWED_ORIGINS=localhost:5006 \
-    PE_NUM_PROCS=0
+    PE_NUM_PROCS=0 \
+    OPENBLAS_NUM_THREADS=1
 
 RUN useradd --create-home --uid 10001 explorable
 WORKDIR /srv/explorable

@@ -43,13 +43,10 @@ from components.theme import COLORS, LiveHTML
 #: A check that holds gets a green edge, a remark (nothing to check) an orange one;
 #: the sentence itself says which, the colour only helps to find it from afar.
 #: Short class names: they live in each Div's own shadow root, and the markup is resent on every k step.
-#: Bokeh wraps a Div's text in a ``.bk-clearfix`` with an inline ``display: inline-block`` (hence the
-#: ``!important``); as a block, the card spans the page's width as the HTML pane's did.
 CHECK_CSS = f"""
 .ck {{ font-size: 1.45rem; line-height: 1.4; border-left: 8px solid {COLORS["selected"]}; background: #eef8f4;
        border-radius: 4px; padding: 0.35rem 0.9rem; margin: 0.25rem 0; }}
 .ck.rm {{ border-left-color: #E69F00; background: #fff4e0; }}
-.bk-clearfix {{ display: block !important; }}
 """
 
 

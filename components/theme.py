@@ -50,6 +50,11 @@ def html_pane(markup: str, **params) -> pn.pane.HTML:
     return pn.pane.HTML(markup, stylesheets=[STYLESHEET], **params)
 
 
+#: Bokeh wraps a Div's text in a ``.bk-clearfix`` with an inline ``display: inline-block``
+#: (hence ``!important``); as a block, the text spans the Div's width as a Panel pane's does.
+LIVE_HTML_CSS = ".bk-clearfix { display: block !important; }\n"
+
+
 class LiveHTML(pn.viewable.Viewer):
     """Markup that changes on a slider move, in a bare Bokeh ``Div``.
 
@@ -66,7 +71,7 @@ class LiveHTML(pn.viewable.Viewer):
 
     def __init__(self, markup: str = "", *, name: str, css: str = "", **layout: object):
         super().__init__(name=name)
-        sheets = [InlineStyleSheet(css=STYLESHEET + css)]
+        sheets = [InlineStyleSheet(css=STYLESHEET + LIVE_HTML_CSS + css)]
         layout.setdefault("margin", (5, 10))  # Panel's default for panes, so the texts line up
         self._div = Div(text=markup, name=name, stylesheets=sheets, **layout)
         self._pane = pn.pane.Bokeh(self._div, sizing_mode=layout.get("sizing_mode"))
