@@ -271,9 +271,10 @@ def server_times(which: str, size: str, repeats: int) -> dict[str, Any]:
                 gc.enable()
                 if i >= 2:  # the first two are warm-up
                     times.append((t1 - t0) * 1000)
-                    later.append((t2 - t1) * 1000)
+                    if deferred:
+                        later.append((t2 - t1) * 1000)
                     sizes.append(nbytes)
-            out[param] = {**stats(times), "deferred": stats(later) if any(later) else None,
+            out[param] = {**stats(times), "deferred": stats(later) if later else None,
                           "serialized_bytes": int(np.median(sizes)) if sizes else None}
         pn.state.reset()
     return out

@@ -41,6 +41,7 @@ from app import core
 from app.fastsync import FastPlayer
 from app.state import ExplorerState
 from app.strings import text
+from components.sources import send_changes
 from components.theme import COLORS, LiveHTML, html_pane, style_figure
 
 #: Clocks in the row at most: readable at 1280 px next to the sidebar.
@@ -210,13 +211,16 @@ def strip_line_labels(pairs: int, columns: int) -> dict[str, list]:
 
 
 def pair_clock_hands(pair: int, pos: int, k: int, d_model: int, base: float) -> dict[str, list]:
-    """Tips of the selected pair's two hands, ``(PE[p, 2i], PE[p, 2i+1])`` for ``p = pos, pos + k``."""
+    """Tips of the selected pair's two hands, ``(PE[p, 2i], PE[p, 2i+1])`` for ``p = pos, pos + k``.
+
+    Rounded to ``SENT_DECIMALS`` (1e-4 of the radius: a twentieth of a pixel on the large clock).
+    """
     rows = core.encoding_rows(np.array([pos, pos + k], dtype=np.float64), d_model, base)
     return {
         "hand": ["pos", "target"],
         "position": [pos, pos + k],
-        "x": rows[:, 2 * pair].tolist(),
-        "y": rows[:, 2 * pair + 1].tolist(),
+        "x": short(rows[:, 2 * pair]),
+        "y": short(rows[:, 2 * pair + 1]),
         "color": [COLORS["pos"], COLORS["target"]],
         # The pos+k hand is drawn thinner on top, so both show when they coincide (slow pairs).
         "width": [9.0, 4.0],
@@ -482,7 +486,8 @@ class PairClocks(pn.viewable.Viewer):
         s = self.state
         pairs = s.d_model // 2
         window = row_window(s.pair, pairs)
-        self.faces.data = row_faces(*window, s.pair, s.d_model, s.base, s.lang)
+        # Inside the same window only the selected face's colours and width change.
+        send_changes(self.faces, row_faces(*window, s.pair, s.d_model, s.base, s.lang))
         if window != self._window:
             n = window[1] - window[0]
             self.row_frame.data = {"left": [-1.3], "right": [ROW_SPACING * (n - 1) + 1.3], "top": [1.7],

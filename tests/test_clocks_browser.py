@@ -39,8 +39,8 @@ def row_matches(data: dict, pos: int, k: int, d_model: int, pairs: range) -> boo
 def big_clock_matches(data: dict, pair: int, pos: int, k: int, d_model: int) -> bool:
     pe = rows([pos, pos + k], d_model)
     return (data["position"].astype(int).tolist() == [pos, pos + k]
-            and np.allclose(data["x"], pe[:, 2 * pair], atol=1e-12)
-            and np.allclose(data["y"], pe[:, 2 * pair + 1], atol=1e-12))
+            and np.allclose(data["x"], pe[:, 2 * pair], atol=F32)
+            and np.allclose(data["y"], pe[:, 2 * pair + 1], atol=F32))
 
 
 def count_sends(page, name: str) -> None:
