@@ -171,10 +171,11 @@ def test_first_figure_is_drawn_before_the_later_views_arrive_then_every_view_has
     np.testing.assert_allclose(curve["score"], [score(int(k)) for k in ks], atol=1e-9)
     marker = wait_for_source(page, "distance_marker")
     assert list(marker["k"]) == [3]
-    # The pair clock: pair 0 at pos 0 and pos + k = 3 (sin, cos of pos * omega_0, omega_0 = 1).
+    # The pair clock: pair 0 at pos 0 and pos + k = 3 (sin, cos of pos * omega_0, omega_0 = 1); the
+    # tips are drawing coordinates, sent rounded, hence the tolerance (a wrong hand is off by > 0.1).
     clock = wait_for_source(page, "pair_clock", lambda d: len(d["x"]) == 2)
     np.testing.assert_allclose(np.column_stack([clock["x"], clock["y"]]), [[0.0, 1.0], [np.sin(3), np.cos(3)]],
-                               atol=1e-9)
+                               atol=1e-3)
     assert console_errors == []
 
 
@@ -189,7 +190,7 @@ def test_a_key_pressed_before_the_later_views_arrive_reaches_every_view(page, ap
     marker = wait_for_source(page, "distance_marker", lambda d: list(d["k"]) == [4], timeout=30)
     assert marker["score"][0] == pytest.approx(score(4), abs=1e-9)
     wait_for_source(page, "pair_clock", lambda d: len(d["x"]) == 2 and np.allclose(
-        np.column_stack([d["x"], d["y"]]), [[0.0, 1.0], [np.sin(4), np.cos(4)]], atol=1e-9), timeout=30)
+        np.column_stack([d["x"], d["y"]]), [[0.0, 1.0], [np.sin(4), np.cos(4)]], atol=1e-3), timeout=30)
 
 
 @pytest.mark.browser
