@@ -364,7 +364,8 @@ class PairClocks(pn.viewable.Viewer):
                            line_color=COLORS["target"], line_width=3, line_cap="round", name="clock_target_hands")
         f.scatter(x="x", y=0, size=7, source=self.hands, color=COLORS["ink"], name="clock_pins")
         self.legend_items = {
-            "pos": LegendItem(renderers=[pos]), "target": LegendItem(renderers=[target]),
+            "pos": LegendItem(renderers=[pos], label=value(text(lang, "clock_legend_pos"))),
+            "target": LegendItem(renderers=[target], label=value(text(lang, "clock_legend_target"))),
             "arc": LegendItem(renderers=[arc], label=value(text(lang, "clock_arc_legend"))),
         }
         f.add_layout(Legend(items=list(self.legend_items.values()), orientation="horizontal",
@@ -391,9 +392,8 @@ class PairClocks(pn.viewable.Viewer):
                            line_color=COLORS["pos"], line_width=2, name="clock_strip_hands")
         g.text(x="x", y="y", text="text", source=self.strip_labels, text_align="right", text_baseline="middle",
                text_font_size="11pt", text_color=COLORS["ink"], name="clock_strip_line_labels")
-        self.strip_legend_pos = LegendItem(renderers=[strip_hand], label=value(text(lang, "clock_hand_pos",
-                                                                                   pos=state.pos)))
-        g.add_layout(Legend(items=[self.strip_legend_pos,
+        # Legends name the colours; the values (pos = 5) are on the large clock and the sliders.
+        g.add_layout(Legend(items=[LegendItem(renderers=[strip_hand], label=value(text(lang, "clock_legend_pos"))),
                                    LegendItem(renderers=[span], label=value(text(lang, "clocks_strip_span")))],
                             orientation="horizontal", label_text_font_size=LABEL_SIZE, border_line_alpha=0,
                             margin=0, padding=4, location="center", name="clock_strip_legend"), "above")
@@ -506,7 +506,6 @@ class PairClocks(pn.viewable.Viewer):
         s = self.state
         # One column instead of the whole source: pos moves only the strip's hands.
         self.strip.data.update(strip_hands(s.pos, s.d_model, s.base))
-        self.strip_legend_pos.label = value(text(s.lang, "clock_hand_pos", pos=s.pos))
         self._update_row_hands(POS_COLUMNS)
         self._update_pair_clock()
 
@@ -523,8 +522,6 @@ class PairClocks(pn.viewable.Viewer):
             self.hands.data = hands
         else:
             self.hands.data.update({c: hands[c] for c in columns})
-        self.legend_items["pos"].label = value(text(s.lang, "clock_hand_pos", pos=s.pos))
-        self.legend_items["target"].label = value(text(s.lang, "clock_hand_target", target=s.target))
 
     def _update_pair_clock(self) -> None:
         s = self.state
