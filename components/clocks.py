@@ -34,7 +34,7 @@ import numpy as np
 import panel as pn
 import param
 from bokeh.core.property.vectorization import value
-from bokeh.models import ColumnDataSource, DataRange1d, Label, Legend, LegendItem
+from bokeh.models import CDSView, ColumnDataSource, DataRange1d, IndexFilter, Label, Legend, LegendItem
 from bokeh.plotting import figure
 
 from app import core
@@ -54,10 +54,10 @@ STRIP_RADIUS = 0.42
 #: Radius of the wedge that marks the arc omega*k (the face has radius 1).
 ARC_RADIUS = 0.55
 #: Decimals of the small columns resent on every step of k or pos (hand tips, arc
-#: angles), sent as JSON lists: 1e-4 of a clock's radius is far below a pixel even
-#: on the large clock, and nine short numbers cost a fraction of a binary buffer
+#: angles), sent as JSON lists: 1e-3 of a clock's radius is a sixth of a pixel on
+#: the large clock, and nine short numbers cost a fraction of a binary buffer
 #: (its own header frame, a reference object and the payload frame).
-SENT_DECIMALS = 4
+SENT_DECIMALS = 3
 #: The row's columns that move with k alone, and with pos (which moves both hands).
 K_COLUMNS = ("target_x", "target_y", "arc_start", "arc_end")
 POS_COLUMNS = ("pos_x", "pos_y", *K_COLUMNS)
@@ -182,9 +182,15 @@ def strip_faces(pos: int, d_model: int, base: float) -> dict[str, np.ndarray]:
     return {"pair": pairs.astype(np.int32), "x": x, "y": y, **strip_hands(pos, d_model, base)}
 
 
-def strip_hands(pos: int, d_model: int, base: float) -> dict[str, np.ndarray]:
-    """The only column of the strip that moves with ``pos``: one float32 angle per pair."""
-    return {"angle": bokeh_angle(core.angles(pos, d_model, base)).astype(np.float32)}
+#: Up to this many pairs the strip's angles travel as short JSON numbers; beyond, as a
+#: float32 buffer (4 bytes a number against ~6, once the buffer's own overhead is paid).
+STRIP_LIST_PAIRS = 64
+
+
+def strip_hands(pos: int, d_model: int, base: float) -> dict[str, np.ndarray | list[float]]:
+    """The only column of the strip that moves with ``pos``: one angle per pair."""
+    angle = bokeh_angle(core.angles(pos, d_model, base))
+    return {"angle": short(angle) if angle.size <= STRIP_LIST_PAIRS else angle.astype(np.float32)}
 
 
 def strip_span(start: int, stop: int, columns: int) -> dict[str, list[float]]:
@@ -211,16 +217,22 @@ def strip_line_labels(pairs: int, columns: int) -> dict[str, list]:
 
 
 def pair_clock_hands(pair: int, pos: int, k: int, d_model: int, base: float) -> dict[str, list]:
-    """Tips of the selected pair's two hands, ``(PE[p, 2i], PE[p, 2i+1])`` for ``p = pos, pos + k``.
+    """The large clock: tips of its two hands and the arc between them, as one source.
 
-    Rounded to ``SENT_DECIMALS`` (1e-4 of the radius: a twentieth of a pixel on the large clock).
+    Row ``j`` is the hand of ``p = pos, pos + k``; its tip is ``(PE[p, 2i], PE[p, 2i+1])``.
+    The arc from the ``pos`` hand by ``omega_i * k`` is drawn from the first row only
+    (the second repeats it): one source, so a step sends one event, not two.
+    Rounded to ``SENT_DECIMALS`` (1e-3 of the radius: a sixth of a pixel on the large clock).
     """
     rows = core.encoding_rows(np.array([pos, pos + k], dtype=np.float64), d_model, base)
+    start, end = arc_angles(core.angles(pos, d_model, base)[pair], core.angles(k, d_model, base)[pair])
     return {
         "hand": ["pos", "target"],
         "position": [pos, pos + k],
         "x": short(rows[:, 2 * pair]),
         "y": short(rows[:, 2 * pair + 1]),
+        "arc_start": short([start, start]),
+        "arc_end": short([end, end]),
         "color": [COLORS["pos"], COLORS["target"]],
         # The pos+k hand is drawn thinner on top, so both show when they coincide (slow pairs).
         "width": [9.0, 4.0],
@@ -228,13 +240,7 @@ def pair_clock_hands(pair: int, pos: int, k: int, d_model: int, base: float) -> 
 
 
 #: The big clock's columns that a change of pair, pos or k moves (the rest never changes).
-PAIR_CLOCK_MOVING = ("position", "x", "y")
-
-
-def pair_clock_arc(pair: int, pos: int, k: int, d_model: int, base: float) -> dict[str, list[float]]:
-    """The selected pair's arc from the ``pos`` hand by ``omega_i * k``."""
-    start, end = arc_angles(core.angles(pos, d_model, base)[pair], core.angles(k, d_model, base)[pair])
-    return {"start": short([start]), "end": short([end])}
+PAIR_CLOCK_MOVING = ("position", "x", "y", "arc_start", "arc_end")
 
 
 def arc_label(lang: str, turn: float) -> tuple[str, str]:
@@ -400,7 +406,6 @@ class PairClocks(pn.viewable.Viewer):
 
         # -- the selected pair, large ----------------------------------------------
         self.pair_hands = ColumnDataSource(name="pair_clock", data=pair_clock_hands(0, 0, 0, 2, 10.0))
-        self.pair_arc = ColumnDataSource(name="pair_clock_arc", data={"start": [0.0], "end": [0.0]})
         lim = 1.5
         # Deeper at the bottom: two lines of text about the arc sit under the face.
         self.pair_frame = ColumnDataSource(name="pair_clock_frame", data={"left": [-lim], "right": [lim],
@@ -412,8 +417,9 @@ class PairClocks(pn.viewable.Viewer):
         p.min_border_left, p.min_border_bottom = 100, 80
         p.circle(x=0, y=0, radius=1.0, fill_color=FACE_FILL, line_color=COLORS["selected"], line_width=3,
                  name="pair_clock_face")
-        p.wedge(x=0, y=0, radius=0.4, start_angle="start", end_angle="end", source=self.pair_arc,
-                fill_color=COLORS["target"], fill_alpha=0.3, line_color=COLORS["target"], name="pair_clock_arc_glyph")
+        p.wedge(x=0, y=0, radius=0.4, start_angle="arc_start", end_angle="arc_end", source=self.pair_hands,
+                view=CDSView(filter=IndexFilter([0])), fill_color=COLORS["target"], fill_alpha=0.3,
+                line_color=COLORS["target"], name="pair_clock_arc_glyph")
         p.segment(x0=0, y0=0, x1="x", y1="y", source=self.pair_hands, line_color="color", line_width="width",
                   line_cap="round", name="pair_clock_hands")
         p.scatter(x="x", y="y", source=self.pair_hands, size=14, color="color", name="pair_clock_tips")
@@ -527,7 +533,6 @@ class PairClocks(pn.viewable.Viewer):
         s = self.state
         hands = pair_clock_hands(s.pair, s.pos, s.k, s.d_model, s.base)
         self.pair_hands.data.update({c: hands[c] for c in PAIR_CLOCK_MOVING})
-        self.pair_arc.data = pair_clock_arc(s.pair, s.pos, s.k, s.d_model, s.base)
         self.labels["pos"].text = text(s.lang, "clock_hand_pos", pos=s.pos)
         self.labels["target"].text = text(s.lang, "clock_hand_target", target=s.target)
         self.labels["arc"].text, self.labels["turns"].text = arc_label(

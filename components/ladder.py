@@ -30,6 +30,7 @@ from bokeh.models import (
 )
 from bokeh.palettes import RdBu11, interp_palette
 from bokeh.plotting import figure
+from bokeh.transform import dodge
 
 from app import core
 from app.state import ExplorerState
@@ -112,8 +113,7 @@ class WavelengthLadder(pn.viewable.Viewer):
         self.ladder_selected = ColumnDataSource(name="ladder_selected", data={"x": [], "wavelength": []})
         self.pair_outline = ColumnDataSource(name="pair_outline", data={"left": [], "right": [], "top": [],
                                                                         "bottom": []})
-        self.row_marks = ColumnDataSource(name="row_marks", data={"top": [], "bottom": [], "label": [],
-                                                                  "color": []})
+        self.row_marks = ColumnDataSource(name="row_marks", data={"top": [], "label": [], "color": []})
 
         x_range = Range1d(0, 2, name="coordinate_range")
         self.ladder_figure = figure(
@@ -154,7 +154,8 @@ class WavelengthLadder(pn.viewable.Viewer):
         self.heatmap_figure.quad(left="left", right="right", top="top", bottom="bottom",
                                  source=self.pair_outline, fill_alpha=0, line_color=COLORS["selected"],
                                  line_width=3, name="pair_outline_glyph")
-        self.heatmap_figure.hstrip(y0="top", y1="bottom", source=self.row_marks, fill_alpha=0,
+        # A mark spans its row: the bottom edge is computed in the browser, one column less per step.
+        self.heatmap_figure.hstrip(y0="top", y1=dodge("top", 1.0), source=self.row_marks, fill_alpha=0,
                                    line_color="color", line_width=3, name="row_marks_glyph")
         column = CustomJSHover(args={"sin": text(lang, "sin"), "cos": text(lang, "cos")}, code="""
             const d = Math.floor(value);
@@ -226,8 +227,8 @@ class WavelengthLadder(pn.viewable.Viewer):
         rows = [(s.pos, "pos", COLORS["pos"])]
         if 0 <= s.target < s.T:
             rows.append((s.target, "pos+k", COLORS["target"]))
-        send_changes(self.row_marks, {"top": [r[0] for r in rows], "bottom": [r[0] + 1 for r in rows],
-                                      "label": [r[1] for r in rows], "color": [r[2] for r in rows]})
+        send_changes(self.row_marks, {"top": [r[0] for r in rows], "label": [r[1] for r in rows],
+                                      "color": [r[2] for r in rows]})
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

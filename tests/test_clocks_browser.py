@@ -73,8 +73,8 @@ def test_clocks_page_shows_core_numbers_and_follows_the_keyboard(page, app_url, 
     strip = source_data(page, "clock_strip")
     assert len(strip["angle"]) == 16
     # Each tiny hand points along (PE[pos, 2i], PE[pos, 2i+1]); Bokeh angles run anticlockwise from +x.
-    np.testing.assert_allclose(np.sin(strip["angle"]), rows([0], 32)[0, 1::2], atol=1e-5)
-    np.testing.assert_allclose(np.cos(strip["angle"]), rows([0], 32)[0, 0::2], atol=1e-5)
+    np.testing.assert_allclose(np.sin(strip["angle"]), rows([0], 32)[0, 1::2], atol=F32)
+    np.testing.assert_allclose(np.cos(strip["angle"]), rows([0], 32)[0, 0::2], atol=F32)
     expect(page.get_by_role("heading", name=text("en", "block_title", pair=0, k=3), exact=True)).to_be_visible()
     count_sends(page, "clock_strip")
     count_sends(page, "clock_faces")
@@ -89,8 +89,8 @@ def test_clocks_page_shows_core_numbers_and_follows_the_keyboard(page, app_url, 
     wait_for_source(page, "clocks", lambda d: row_matches(d, 2, 4, 32, range(9)))
     wait_for_source(page, "pair_clock", lambda d: big_clock_matches(d, 0, 2, 4, 32))
     strip = wait_for_source(page, "clock_strip", lambda d: np.allclose(np.cos(d["angle"]), rows([2], 32)[0, 0::2],
-                                                                      atol=1e-5))
-    np.testing.assert_allclose(np.sin(strip["angle"]), rows([2], 32)[0, 1::2], atol=1e-5)
+                                                                      atol=F32))
+    np.testing.assert_allclose(np.sin(strip["angle"]), rows([2], 32)[0, 1::2], atol=F32)
     assert sends(page, "clock_strip") >= 1 and sends(page, "clock_faces") == 0
 
     press(page, text("en", "pair"), "ArrowRight", times=6)
