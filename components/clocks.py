@@ -34,8 +34,18 @@ import numpy as np
 import panel as pn
 import param
 from bokeh.core.property.vectorization import value
-from bokeh.models import CDSView, ColumnDataSource, DataRange1d, IndexFilter, Label, Legend, LegendItem
+from bokeh.models import (
+    CDSView,
+    ColumnDataSource,
+    DataRange1d,
+    IndexFilter,
+    Label,
+    Legend,
+    LegendItem,
+    LinearInterpolator,
+)
 from bokeh.plotting import figure
+from bokeh.transform import transform
 
 from app import core
 from app.fastsync import FastPlayer
@@ -182,15 +192,23 @@ def strip_faces(pos: int, d_model: int, base: float) -> dict[str, np.ndarray]:
     return {"pair": pairs.astype(np.int32), "x": x, "y": y, **strip_hands(pos, d_model, base)}
 
 
-#: Up to this many pairs the strip's angles travel as short JSON numbers; beyond, as a
-#: float32 buffer (4 bytes a number against ~6, once the buffer's own overhead is paid).
+#: The strip's hands point in one of this many directions (1.4 degrees apart: a third
+#: of a pixel at the tip of a tiny clock's hand), so a direction is one byte.
+STRIP_DIRECTIONS = 256
+#: Up to this many pairs the strip's codes travel as a JSON list; beyond, as a uint8 buffer.
 STRIP_LIST_PAIRS = 64
 
 
-def strip_hands(pos: int, d_model: int, base: float) -> dict[str, np.ndarray | list[float]]:
-    """The only column of the strip that moves with ``pos``: one angle per pair."""
-    angle = bokeh_angle(core.angles(pos, d_model, base))
-    return {"angle": short(angle) if angle.size <= STRIP_LIST_PAIRS else angle.astype(np.float32)}
+def strip_hands(pos: int, d_model: int, base: float) -> dict[str, np.ndarray | list[int]]:
+    """The only column of the strip that moves with ``pos``: each hand's direction as a code.
+
+    Code ``c`` is the Bokeh angle ``c * 2 pi / STRIP_DIRECTIONS`` (the figure's
+    ``LinearInterpolator`` turns it back into an angle in the browser), the
+    nearest to the hand's exact direction. 512 pairs send 512 bytes, not 2 KB.
+    """
+    turns = bokeh_angle(core.angles(pos, d_model, base)) / TWO_PI
+    codes = (np.rint(turns * STRIP_DIRECTIONS) % STRIP_DIRECTIONS).astype(np.uint8)
+    return {"angle_code": codes.tolist() if codes.size <= STRIP_LIST_PAIRS else codes}
 
 
 def strip_span(start: int, stop: int, columns: int) -> dict[str, list[float]]:
@@ -394,7 +412,9 @@ class PairClocks(pn.viewable.Viewer):
                  line_color=FACE_COLOR, name="clock_strip_faces")
         g.circle(x="x", y="y", radius=STRIP_RADIUS, source=self.strip_selected, fill_alpha=0,
                  line_color=COLORS["selected"], line_width=3, name="clock_strip_selected_glyph")
-        strip_hand = g.ray(x="x", y="y", length=STRIP_RADIUS, angle="angle", source=self.strip,
+        code_to_angle = LinearInterpolator(x=[0, STRIP_DIRECTIONS], y=[0.0, TWO_PI], clip=False)
+        strip_hand = g.ray(x="x", y="y", length=STRIP_RADIUS, angle=transform("angle_code", code_to_angle),
+                           source=self.strip,
                            line_color=COLORS["pos"], line_width=2, name="clock_strip_hands")
         g.text(x="x", y="y", text="text", source=self.strip_labels, text_align="right", text_baseline="middle",
                text_font_size="11pt", text_color=COLORS["ink"], name="clock_strip_line_labels")

@@ -170,12 +170,14 @@ def assert_strip(view: PairClocks) -> None:
     assert data["pair"].tolist() == list(range(pairs))
     # Short JSON numbers for a few pairs, a float32 buffer for many (what each costs on the wire).
     if pairs <= STRIP_LIST_PAIRS:
-        assert isinstance(data["angle"], list)
+        assert isinstance(data["angle_code"], list)
     else:
-        assert data["angle"].dtype == np.float32
+        assert data["angle_code"].dtype == np.uint8
     assert data["x"].dtype == np.float32
     for i in range(pairs):
-        np.testing.assert_allclose(direction(float(data["angle"][i])), tip(i, s.pos, s.d_model, s.base), atol=F32)
+        # The code is the nearest of 256 directions: within half a step (pi / 256) of the hand.
+        angle = float(data["angle_code"][i]) * 2 * math.pi / 256
+        np.testing.assert_allclose(direction(angle), tip(i, s.pos, s.d_model, s.base), atol=math.pi / 256 + 1e-9)
     # Reading order, every centre distinct, at most STRIP_COLUMNS per line.
     centres = set(zip(data["x"].tolist(), data["y"].tolist(), strict=True))
     assert len(centres) == pairs
@@ -314,7 +316,7 @@ def test_changing_pos_sends_hands_and_one_strip_column():
     view.state.pos = 101
     changes = sent.changes()
     assert set(changes) <= HANDS | LABELS | {"clock_strip"}, changes
-    assert changes["clock_strip"] == {"angle"}  # not the 512 centres, not the pair numbers
+    assert changes["clock_strip"] == {"angle_code"}  # not the 512 centres, not the pair numbers
     # 512 float32 angles (one per pair) + the row and big clock hands.
     assert sent.numbers() <= 512 + 120
     assert_consistent(view)
@@ -356,7 +358,7 @@ def test_shrinking_d_model_keeps_everything_consistent():
     view.state.d_model = 32
     assert view.state.pair == 15
     assert list(view.hands.data["pair"]) == list(range(7, 16))
-    assert len(view.strip.data["angle"]) == 16
+    assert len(view.strip.data["angle_code"]) == 16
     assert_consistent(view)
     view.state.d_model = 4
     assert list(view.hands.data["pair"]) == [0, 1]

@@ -20,6 +20,15 @@ pytestmark = pytest.mark.browser
 F32 = 10.0 ** -SENT_DECIMALS
 
 
+#: The strip's hands point in one of 256 directions: within half a step of the exact one.
+STRIP = np.pi / 256 + 1e-9
+
+
+def strip_angle(data: dict) -> np.ndarray:
+    """The strip's Bokeh angles, decoded from its one-byte direction codes."""
+    return np.asarray(data["angle_code"], dtype=float) * 2 * np.pi / 256
+
+
 def rows(positions: list[int], d_model: int) -> np.ndarray:
     return core.encoding_rows(np.asarray(positions, dtype=float), d_model)
 
@@ -71,10 +80,10 @@ def test_clocks_page_shows_core_numbers_and_follows_the_keyboard(page, app_url, 
     assert abs(row["target_x"][0] - np.sin(3)) < F32 and abs(row["target_y"][0] - np.cos(3)) < F32
     assert big_clock_matches(source_data(page, "pair_clock"), 0, 0, 3, 32)
     strip = source_data(page, "clock_strip")
-    assert len(strip["angle"]) == 16
+    assert len(strip["angle_code"]) == 16
     # Each tiny hand points along (PE[pos, 2i], PE[pos, 2i+1]); Bokeh angles run anticlockwise from +x.
-    np.testing.assert_allclose(np.sin(strip["angle"]), rows([0], 32)[0, 1::2], atol=F32)
-    np.testing.assert_allclose(np.cos(strip["angle"]), rows([0], 32)[0, 0::2], atol=F32)
+    np.testing.assert_allclose(np.sin(strip_angle(strip)), rows([0], 32)[0, 1::2], atol=STRIP)
+    np.testing.assert_allclose(np.cos(strip_angle(strip)), rows([0], 32)[0, 0::2], atol=STRIP)
     expect(page.get_by_role("heading", name=text("en", "block_title", pair=0, k=3), exact=True)).to_be_visible()
     count_sends(page, "clock_strip")
     count_sends(page, "clock_faces")
@@ -88,9 +97,9 @@ def test_clocks_page_shows_core_numbers_and_follows_the_keyboard(page, app_url, 
     press(page, text("en", "pos"), "ArrowRight", times=2)
     wait_for_source(page, "clocks", lambda d: row_matches(d, 2, 4, 32, range(9)))
     wait_for_source(page, "pair_clock", lambda d: big_clock_matches(d, 0, 2, 4, 32))
-    strip = wait_for_source(page, "clock_strip", lambda d: np.allclose(np.cos(d["angle"]), rows([2], 32)[0, 0::2],
-                                                                      atol=F32))
-    np.testing.assert_allclose(np.sin(strip["angle"]), rows([2], 32)[0, 1::2], atol=F32)
+    strip = wait_for_source(page, "clock_strip", lambda d: np.allclose(np.cos(strip_angle(d)), rows([2], 32)[0, 0::2],
+                                                                      atol=STRIP))
+    np.testing.assert_allclose(np.sin(strip_angle(strip)), rows([2], 32)[0, 1::2], atol=STRIP)
     assert sends(page, "clock_strip") >= 1 and sends(page, "clock_faces") == 0
 
     press(page, text("en", "pair"), "ArrowRight", times=6)
