@@ -40,7 +40,8 @@ Everything here relies on names that are private in Panel and Bokeh:
 ``Syncable._debounce`` (read by ``Syncable._server_change``),
 ``Syncable._process_events`` and ``Syncable._busy__ignore``, the
 ``_in_process__events`` marks, ``Syncable._update_properties`` and
-``panel.reactive._syncing`` (in ``_FastSync._process_step``), Bokeh's
+``panel.reactive._syncing`` (in ``_FastSync._process_step``), ``state._connected``
+(``mark_connected``), Bokeh's
 ``Document.callbacks._held_events`` and ``Model._callbacks`` (in
 ``one_message``), ``DiscreteSlider._slider`` (built in
 ``DiscreteSlider._update_options``) and ``DiscreteSlider._sync_value``,
@@ -73,6 +74,7 @@ __all__ = [
     "install",
     "installed",
     "make_fast",
+    "mark_connected",
     "one_message",
 ]
 
@@ -124,6 +126,23 @@ def one_message() -> Iterator[None]:
                     event.callback_invoker = None
 
 
+def mark_connected() -> None:
+    """Tell Panel that the current session's browser holds the document (a change came from it).
+
+    Panel counts a session as connected only from the browser's
+    ``document_ready`` (``state._on_load``), sent once every figure has drawn;
+    until then it drops, instead of sending, every change made inside
+    ``pn.io.hold()``, because a document not yet pulled is serialized whole
+    later. But a slider that the browser moved was drawn from a document the
+    browser already has: a key pressed while the page is still drawing would
+    update the server's views and never the page's. Called for each change from
+    the browser; a no-op once Panel has marked the session.
+    """
+    doc = pn.state.curdoc
+    if doc is not None and doc.session_context is not None and not pn.state._connected.get(doc):
+        pn.state._connected[doc] = True
+
+
 class _FastSync:
     """Mixin for a Panel widget: no debounce, no busy bookkeeping, one websocket message per change.
 
@@ -143,6 +162,7 @@ class _FastSync:
     _busy__ignore: ClassVar[list[str]] = list(VALUE_PROPERTIES)
 
     def _process_events(self, events: dict) -> None:
+        mark_connected()
         with one_message():
             if events.keys() <= set(VALUE_PROPERTIES):
                 self._process_step(events)

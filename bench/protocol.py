@@ -46,8 +46,14 @@ class BokehClient:
     received_bytes: int = 0
     _msgid: int = 0
 
-    async def open(self, timeout: float = 30.0) -> None:
-        """Connect, wait for the ACK and pull the document (which creates the session's views)."""
+    async def open(self, timeout: float = 30.0, expect: tuple[str, ...] = ("distance_marker",)) -> None:
+        """Connect, wait for the ACK, pull the document, say it is drawn, and pull it again until it is whole.
+
+        The app's ``/`` builds its views below the first one when the browser
+        reports the page drawn (``document_ready``); ``expect`` names models
+        (one of a later view) that the document must hold before the client
+        counts as open, so that every later measurement sees the whole page.
+        """
         if not self.host.startswith("127.") and self.host != "localhost":
             raise ValueError("the benchmark only talks to loopback addresses")
         session_id = generate_session_id(secret_key=None, signed=False)
@@ -64,14 +70,7 @@ class BokehClient:
         ack = await self.receive(timeout)
         if ack.msgtype != "ACK":
             raise RuntimeError(f"expected ACK, got {ack.msgtype}")
-        await self.send("PULL-DOC-REQ", {})
-        while True:
-            reply = await self.receive(timeout)
-            if reply.msgtype == "PULL-DOC-REPLY":
-                self.doc = json.loads(reply.content)["doc"]
-                break
-            if reply.msgtype == "ERROR":
-                raise RuntimeError(reply.content)
+        await self.pull(timeout)
         # BokehJS says so once the page is drawn; Panel holds every update back until it hears it.
         ready = {"type": "event", "name": "document_ready", "values": {}}
         await self.send("PATCH-DOC", {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event",
@@ -79,6 +78,22 @@ class BokehClient:
         while True:
             reply = await self.receive(timeout)
             if reply.msgtype == "OK":
+                break
+            if reply.msgtype == "ERROR":
+                raise RuntimeError(reply.content)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not set(expect) <= {o.get("attributes", {}).get("name") for o in objects(self.doc)}:
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(f"the page never held {expect}")
+            await self.pull(timeout)  # each pull is a round trip: the later views arrive meanwhile
+
+    async def pull(self, timeout: float) -> None:
+        """Replace ``doc`` by the server's whole document (PATCH-DOCs received meanwhile are dropped)."""
+        await self.send("PULL-DOC-REQ", {})
+        while True:
+            reply = await self.receive(timeout)
+            if reply.msgtype == "PULL-DOC-REPLY":
+                self.doc = json.loads(reply.content)["doc"]
                 return
             if reply.msgtype == "ERROR":
                 raise RuntimeError(reply.content)

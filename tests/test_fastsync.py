@@ -13,6 +13,7 @@ import inspect
 import math
 import socket
 import threading
+from types import SimpleNamespace
 
 import numpy as np
 import panel as pn
@@ -307,3 +308,39 @@ def test_a_step_is_not_echoed_back_but_a_clamped_value_is(clamp_to, monkeypatch)
     else:
         assert slider.value == 3 and model.value == 3  # the correction reaches the browser
         assert {"value"} in built
+
+
+class _Session:
+    """Just enough of a served session for Panel to treat ``doc`` as one (``doc.session_context``)."""
+
+    id = "stub-session"
+    session = object()
+    request = SimpleNamespace(arguments={}, headers={}, cookies={})
+
+
+@pytest.mark.parametrize("connected_by", ["a key press", "nothing"])
+def test_a_change_from_the_browser_reaches_it_before_document_ready(connected_by):
+    """Guards ``state._connected``: Panel drops held changes of a session it does not count as connected."""
+    doc = Document()
+    context = _Session()
+    doc._session_context = lambda: context
+    slider = fastsync.FastIntSlider(start=0, end=10, value=1)
+    follower = pn.widgets.IntSlider(start=0, end=10, value=1)
+    slider.param.watch(lambda event: setattr(follower, "end", 10 + event.new), "value")
+    with set_curdoc(doc):
+        root = pn.Column(slider, follower).get_root(doc)
+        doc.add_root(root)
+        panel_state._thread_id_[doc] = threading.get_ident()  # the server's thread; no document_ready yet
+        sent: list = []
+        doc.on_change(sent.append)
+        if connected_by == "a key press":
+            slider._process_events({"value": 4})
+        else:  # the same change made by Python code before the browser has the page
+            with fastsync.one_message():
+                slider.value = 4
+    follower_model = follower._models[root.ref["id"]][0]
+    reached = [e for e in sent if getattr(e, "model", None) is follower_model and getattr(e, "attr", "") == "end"]
+    # The control: before document_ready Panel keeps a Python change from the page (it schedules it).
+    assert follower_model.end == (14 if connected_by == "a key press" else 10)
+    assert len(reached) == (1 if connected_by == "a key press" else 0)
+    assert bool(panel_state._connected.get(doc)) == (connected_by == "a key press")
