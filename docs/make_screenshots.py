@@ -20,15 +20,9 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from app.pages import VIEWS  # noqa: E402
 from app.server import running  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.helpers import wait_until  # noqa: E402
+from tests.helpers import figure_count, plots_drawn, wait_until  # noqa: E402
 
 SIZES = ((1280, 800), (1920, 1080))
-
-_RENDERED = """() => {
-  const docs = window.Bokeh?.documents ?? [];
-  return docs.length > 0 && docs.every((doc) => doc.is_idle);
-}"""
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -48,7 +42,8 @@ def main() -> None:
                     page = browser.new_page(viewport={"width": width, "height": height})
                     query = f"lang={lang}" + (f"&{args.query}" if args.query else "")
                     page.goto(f"{base}/{route.strip('/')}?{query}")
-                    wait_until(lambda page=page: page.evaluate(_RENDERED), timeout=30)
+                    figures = figure_count(route)
+                    wait_until(lambda page=page, n=figures: plots_drawn(page, n), timeout=30)
                     name = (route.strip("/") or "full") + f"-{lang}-{width}x{height}.png"
                     page.screenshot(path=str(out / name), full_page=args.full_page)
                     print(out / name)

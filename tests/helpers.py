@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import panel as pn
 
 
 def wait_until(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05,
@@ -102,3 +103,34 @@ def press(page, label: str, key: str, times: int = 1) -> None:
     handle.focus()
     for _ in range(times):
         handle.press(key)
+
+
+#: Every figure the page will have is drawn: at least ``min_plots`` of them exist (the full page
+#: adds its later views after the first one is drawn) and each has finished rendering.
+_PLOTS_DRAWN = """(minPlots) => {
+  const doc = window.Bokeh?.documents?.[0];
+  if (!doc || !doc.is_idle) return false;
+  const plots = [...Bokeh.index.query((v) => v.model?.toolbar !== undefined && typeof v.has_finished === "function")];
+  return plots.length >= minPlots && plots.every((v) => v.has_finished());
+}"""
+
+
+def plots_drawn(page, min_plots: int) -> bool:
+    """Whether the page shows at least ``min_plots`` figures, all drawn (a page of sliders alone: 0)."""
+    return bool(page.evaluate(_PLOTS_DRAWN, min_plots))
+
+
+def figure_count(route: str) -> int:
+    """How many Bokeh figures the page at ``route`` (``/`` or a view's name) holds once complete."""
+    from bokeh.document import Document
+    from bokeh.models import Plot
+
+    from app.pages import VIEWS
+    from app.state import ExplorerState
+
+    names = list(VIEWS) if route.strip("/") == "" else [route.strip("/")]
+    total = 0
+    for name in names:
+        root = pn.panel(VIEWS[name].view(ExplorerState(lang="en"))).get_root(Document())
+        total += sum(isinstance(m, Plot) for m in root.references())
+    return total
