@@ -41,7 +41,7 @@ Everything here relies on names that are private in Panel and Bokeh:
 ``Syncable._process_events`` and ``Syncable._busy__ignore``, the
 ``_in_process__events`` marks, ``Syncable._update_properties`` and
 ``panel.reactive._syncing`` (in ``_FastSync._process_step``), ``state._connected``
-(``mark_connected``), Bokeh's
+(``mark_connected``), ``JSComponent._models`` and its model's ``data`` (``push_property``), Bokeh's
 ``Document.callbacks._held_events`` and ``Model._callbacks`` (in
 ``one_message``), ``DiscreteSlider._slider`` (built in
 ``DiscreteSlider._update_options``) and ``DiscreteSlider._sync_value``,
@@ -76,6 +76,7 @@ __all__ = [
     "make_fast",
     "mark_connected",
     "one_message",
+    "push_property",
 ]
 
 #: Milliseconds a browser change waits before it is applied (Panel's default is 50).
@@ -234,6 +235,23 @@ class FastDiscreteSlider(pn.widgets.DiscreteSlider):
     def _sync_value(self, event) -> None:
         with one_message():
             super()._sync_value(event)
+
+
+def push_property(component: pn.custom.JSComponent, name: str, value: object) -> None:
+    """Set parameter ``name`` of ``component`` and its browser models' property, without Panel's machinery.
+
+    Panel turns a parameter change into a model change through its watchers
+    (``_param_change``, property processing, ``freeze_doc``; ~0.5 ms, part of
+    it an AttributeError whose message Bokeh builds with difflib). A
+    ``JSComponent``'s parameters live on its Bokeh model's ``data`` model, so
+    the value is set there directly, and on the parameter with its events
+    discarded, so that a model built later (or re-rendered) gets it too. Call
+    it where Panel would apply the change: under the document lock.
+    """
+    with param.parameterized.discard_events(component):
+        setattr(component, name, value)
+    for model, _parent in list(component._models.values()):
+        setattr(model.data, name, value)
 
 
 class NoDelayWSHandler(panel_server.WSHandler):

@@ -6,9 +6,11 @@ import html
 from pathlib import Path
 
 import panel as pn
-from bokeh.models import Div, InlineStyleSheet
+import param
 from bokeh.plotting import figure as Figure
+from panel.custom import JSComponent
 
+from app.fastsync import push_property
 from app.strings import text
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
@@ -50,44 +52,50 @@ def html_pane(markup: str, **params) -> pn.pane.HTML:
     return pn.pane.HTML(markup, stylesheets=[STYLESHEET], **params)
 
 
-#: Bokeh wraps a Div's text in a ``.bk-clearfix`` with an inline ``display: inline-block``
-#: (hence ``!important``); as a block, the text spans the Div's width as a Panel pane's does.
-LIVE_HTML_CSS = ".bk-clearfix { display: block !important; }\n"
+class LiveHTML(JSComponent):
+    """Markup that changes on a slider move: the text of one element, replaced in the browser.
 
-
-class LiveHTML(pn.viewable.Viewer):
-    """Markup that changes on a slider move, in a bare Bokeh ``Div``.
-
-    For text on the hot path (a key press on k, pos or pair): Panel's HTML
-    pane costs ~1.4 ms of server time per change (parameter machinery, theme
-    look-ups, property validation) and sends its markup HTML-escaped, a third
-    longer; a ``Div``'s ``text`` is one Bokeh property. Markup equal to what
-    the page shows is not sent again.
+    For text on the hot path (a key press on k, pos or pair). A Panel HTML
+    pane costs ~1.4 ms of server time per change and sends its markup
+    HTML-escaped, a third longer; a Bokeh ``Div`` is cheap to send but
+    re-renders itself and relays the page out in the browser, 10-25 ms per
+    change. Here a change is one property of the component's data model, set
+    directly (``app.fastsync.push_property``), and the browser only assigns
+    the element's ``innerHTML``. Markup equal to what the page shows is not
+    sent again.
 
     The markup must already be safe: build it with ``readout`` or
-    ``html.escape`` (the Div renders it as HTML). ``css`` is added to the
-    app's stylesheet inside the Div's shadow root.
+    ``html.escape``. ``css`` is added to the app's stylesheet inside the
+    component's shadow root. ``object`` reads and sets the markup. In the
+    page, the model named after the component is its data model, whose
+    ``text`` is the markup.
+    """
+
+    text = param.String(default="", doc="The markup shown (trusted: escaped by whoever built it).")
+
+    _esm = """
+    export function render({ model }) {
+      const box = document.createElement("div");
+      box.className = "pe-live";
+      box.innerHTML = model.text;
+      model.on("text", () => { box.innerHTML = model.text; });
+      return box;
+    }
     """
 
     def __init__(self, markup: str = "", *, name: str, css: str = "", **layout: object):
-        super().__init__(name=name)
-        sheets = [InlineStyleSheet(css=STYLESHEET + LIVE_HTML_CSS + css)]
         layout.setdefault("margin", (5, 10))  # Panel's default for panes, so the texts line up
-        self._div = Div(text=markup, name=name, stylesheets=sheets, **layout)
-        self._pane = pn.pane.Bokeh(self._div, sizing_mode=layout.get("sizing_mode"))
+        super().__init__(text=markup, name=name, stylesheets=[STYLESHEET + css], **layout)
 
     @property
     def object(self) -> str:
         """The markup on the page."""
-        return self._div.text
+        return self.text
 
     @object.setter
     def object(self, markup: str) -> None:
-        if markup != self._div.text:
-            self._div.text = markup
-
-    def __panel__(self) -> pn.viewable.Viewable:
-        return self._pane
+        if markup != self.text:
+            push_property(self, "text", markup)
 
 
 def readout(lang: str, key: str, **values: object) -> str:

@@ -344,3 +344,27 @@ def test_a_change_from_the_browser_reaches_it_before_document_ready(connected_by
     assert follower_model.end == (14 if connected_by == "a key press" else 10)
     assert len(reached) == (1 if connected_by == "a key press" else 0)
     assert bool(panel_state._connected.get(doc)) == (connected_by == "a key press")
+
+
+def test_push_property_sets_the_parameter_and_the_browser_model_only():
+    """Guards ``push_property``: a JSComponent's ``_models`` hold (model, parent) and its parameters live
+    on ``model.data``; Panel's own watcher (``_param_change``) is not run."""
+    from components.theme import LiveHTML
+
+    view = LiveHTML("<p>a</p>", name="probe")
+    doc = Document()
+    root = pn.Column(view).get_root(doc)
+    doc.add_root(root)
+    sent: list = []
+    doc.on_change(sent.append)
+    calls: list = []
+    original = view._param_change
+    view._param_change = lambda *events: calls.append(events) or original(*events)
+    fastsync.push_property(view, "text", "<p>b</p>")
+    (model, _parent), = view._models.values()
+    assert view.text == "<p>b</p>" and model.data.text == "<p>b</p>" and model.data.name == "probe"
+    assert calls == []
+    assert [(e.model, e.attr, e.new) for e in sent] == [(model.data, "text", "<p>b</p>")]
+    # A model built afterwards (another root) starts from the new value.
+    other = pn.Column(view).get_root(Document())
+    assert [m.text for m in other.references() if getattr(m, "name", None) == "probe"] == ["<p>b</p>"]
