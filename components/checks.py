@@ -262,7 +262,9 @@ class LiveChecks(pn.viewable.Viewer):
         if verdict.residual is None:
             self.rotation.object = check_card(s.lang, "check_rotation_none", remark=True)
         else:
-            self.rotation.object = check_card(s.lang, "check_rotation", count=s.T - abs(s.k),
+            count = s.T - abs(s.k)  # positions p with p and p + k both rows of the table
+            key = "check_rotation" if count > 1 else "check_rotation_one"
+            self.rotation.object = check_card(s.lang, key, count=count if count > 1 else max(0, -s.k),
                                               error=verdict.residual)
         return True
 

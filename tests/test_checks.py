@@ -308,3 +308,11 @@ def test_row_norms_of_and_expected_row_norm():
             core.expected_row_norm(bad)
     with pytest.raises(ValueError):
         core.row_norms_of(np.ones((2, 3)))
+
+
+@pytest.mark.parametrize(("k", "only"), [(23, 0), (-23, 23)])
+def test_a_single_position_is_named_not_counted(k, only):
+    # |k| = T - 1: p and p + k are both rows of the table for one p only (0, or T - 1 when k < 0).
+    view = LiveChecks(ExplorerState(d_model=32, T=24, k=k, lang="en"))
+    assert "positions" not in view.rotation.object
+    assert f"only possible position p ({only})" in view.rotation.object
