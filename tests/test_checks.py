@@ -73,7 +73,7 @@ def test_rotation_check_is_of_order_1e_15_and_counts_positions(lesson):
     by_hand = max(np.max(np.abs(shifted_by_hand(pe[p], 3, 32, 10_000) - pe[p + 3])) for p in range(21))
     assert by_hand < 1e-13
     state.k = -23
-    assert text("es", "check_rotation", count=1, error=0.0).split(":")[0] in view.rotation.object
+    assert text("es", "check_rotation_one", count=23, error=0.0).split(":")[0] in view.rotation.object
 
 
 def test_target_inside_and_outside(lesson):
@@ -259,8 +259,12 @@ def test_checks_for_random_sizes(d_model, T, base, data):
     expected = math.sqrt(d_model / 2)
     shown, error = numbers_in(view.norm.object.split("=")[-1])[:2]
     assert shown == pytest.approx(expected, rel=1e-5) and 0 <= error < 1e-12
-    count, residual = numbers_in(view.rotation.object.split("over")[-1])
-    assert count == T - abs(k)
+    if T - abs(k) > 1:
+        count, residual = numbers_in(view.rotation.object.split("over")[-1])
+        assert count == T - abs(k)
+    else:  # one position p: it is named (p = 0, or T - 1 for a negative k)
+        only, residual = numbers_in(view.rotation.object.split("position p")[-1])
+        assert only == max(0, -k)
     assert residual == pytest.approx(core.rotation_residual(k, T, d_model, base), rel=0.05, abs=1e-300)
     assert residual < 1e-11
     assert (str(pos + k) in view.target.object) and (('class="ck rm"' in view.target.object) == (not 0 <= pos + k < T))
