@@ -1,7 +1,7 @@
 """The benchmark: the explorable against the naive baseline, side by side, in one run.
 
-    python -m bench.run            # full run, ~16 min on 2 cores
-    python -m bench.run --quick    # lesson size only, fewer repetitions and sessions, ~4 min
+    python -m bench.run            # full run, ~17 min on 2 cores
+    python -m bench.run --quick    # lesson size only, fewer repetitions and sessions, ~6 min
     python -m bench.run --parts server,browser   # some parts only
 
 Parts (each measures both apps in the same run; ratios are naive / app):
