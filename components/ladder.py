@@ -36,7 +36,7 @@ from app import core
 from app.state import ExplorerState
 from app.strings import text
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, html_pane, readout, style_figure
+from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, html_pane, readout, style_figure
 
 #: Diverging and colour-blind safe (ColorBrewer RdBu), fixed to [-1, 1].
 PALETTE = interp_palette(RdBu11, 256)
@@ -177,9 +177,11 @@ class WavelengthLadder(pn.viewable.Viewer):
             (text(lang, "hover_kind"), "$x{kind}"),
             (text(lang, "hover_value"), "@image{value}"),
         ], formatters={"$x": column, "$y": row, "@image": value}))
+        # Tick labels as large as the axes' (Bokeh's default is 7 pt, unreadable from the back of a room).
         self.heatmap_figure.add_layout(ColorBar(color_mapper=mapper, title=text(lang, "heatmap_colorbar"),
-                                                orientation="horizontal", height=14,
-                                                location=(0, 0), name="heatmap_colorbar"), "below")
+                                                orientation="horizontal", height=14, location=(0, 0),
+                                                major_label_text_font_size=TICK_SIZE, title_text_font_size=TICK_SIZE,
+                                                name="heatmap_colorbar"), "below")
         self.heatmap_figure.xaxis.axis_label = text(lang, "heatmap_x")
         self.heatmap_figure.yaxis.axis_label = text(lang, "heatmap_y")
         for fig in (self.ladder_figure, self.heatmap_figure):
