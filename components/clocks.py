@@ -516,8 +516,8 @@ class PairClocks(pn.viewable.Viewer):
         send_changes(self.faces, row_faces(*window, s.pair, s.d_model, s.base, s.lang))
         if window != self._window:
             n = window[1] - window[0]
-            self.row_frame.data = {"left": [-1.3], "right": [ROW_SPACING * (n - 1) + 1.3], "top": [1.7],
-                                   "bottom": [-1.7]}
+            send_changes(self.row_frame, {"left": [-1.3], "right": [ROW_SPACING * (n - 1) + 1.3], "top": [1.7],
+                                          "bottom": [-1.7]})
             self.span.data = strip_span(*window, strip_shape(pairs)[0])
             self._window = window
             self._update_row_hands()
@@ -544,8 +544,8 @@ class PairClocks(pn.viewable.Viewer):
         """The row's hands: every column, or only ``columns`` (what a pos or k step moves)."""
         s = self.state
         hands = row_hands(*self._window, s.pos, s.k, s.d_model, s.base)
-        if columns is None:
-            self.hands.data = hands
+        if columns is None:  # a new window or size: whatever differs (a shifted window keeps its centres)
+            send_changes(self.hands, hands)
         else:
             self.hands.data.update({c: hands[c] for c in columns})
 
