@@ -1,7 +1,7 @@
 """Live checks: the lesson's two properties, recomputed on the current table.
 
-Three sentences, each in a ``LiveHTML`` (a bare Bokeh ``Div``: cheap to change,
-not resent when unchanged):
+Three sentences, each in a ``LiveHTML`` (cheap to change on the server and in
+the browser, not resent when unchanged):
 
 * ``check_norm``: every row of PE has length √(d_model/2); the largest
   deviation over all rows (``core.row_norms_of``);
@@ -42,7 +42,7 @@ from components.theme import COLORS, LiveHTML
 
 #: A check that holds gets a green edge, a remark (nothing to check) an orange one;
 #: the sentence itself says which, the colour only helps to find it from afar.
-#: Short class names: they live in each Div's own shadow root, and the markup is resent on every k step.
+#: Short class names: they live in each card's own shadow root, and the markup is resent on every k step.
 CHECK_CSS = f"""
 .ck {{ font-size: 1.45rem; line-height: 1.4; border-left: 8px solid {COLORS["selected"]}; background: #eef8f4;
        border-radius: 4px; padding: 0.35rem 0.9rem; margin: 0.25rem 0; }}
@@ -195,11 +195,6 @@ class LiveChecks(pn.viewable.Viewer):
             error = float(np.max(np.abs(core.row_norms_of(pe) - core.expected_row_norm(d_model))))
             table = self._kept = _Table((T, d_model, base), pe, error, {})
         return table
-
-    def table(self) -> np.ndarray:
-        """``core.encoding`` for the current sizes, rebuilt only when T, d_model or base changed."""
-        s = self.state
-        return self._table_for(s.T, s.d_model, s.base).pe
 
     def check(self, T: int, d_model: int, base: float, k: int) -> Verdict:
         """The whole-table checks for these inputs, from the kept table and residuals where possible.

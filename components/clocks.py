@@ -68,9 +68,6 @@ ARC_RADIUS = 0.55
 #: the large clock, and nine short numbers cost a fraction of a binary buffer
 #: (its own header frame, a reference object and the payload frame).
 SENT_DECIMALS = 3
-#: The row's columns that move with k alone, and with pos (which moves both hands).
-K_COLUMNS = ("target_x", "target_y", "arc_start", "arc_end")
-POS_COLUMNS = ("pos_x", "pos_y", *K_COLUMNS)
 FACE_COLOR = "#bbbbbb"
 FACE_FILL = "#fafafa"
 LABEL_SIZE = "13pt"
@@ -257,10 +254,6 @@ def pair_clock_hands(pair: int, pos: int, k: int, d_model: int, base: float) -> 
     }
 
 
-#: The big clock's columns that a change of pair, pos or k moves (the rest never changes).
-PAIR_CLOCK_MOVING = ("position", "x", "y", "arc_start", "arc_end")
-
-
 def arc_label(lang: str, turn: float) -> tuple[str, str]:
     """``omega k`` in radians, and (second line, empty under one turn) as whole turns plus the rest."""
     turns = int(abs(turn) // TWO_PI)
@@ -387,12 +380,12 @@ class PairClocks(pn.viewable.Viewer):
         target = f.segment(x0="x", y0=0, x1="target_x", y1="target_y", source=self.hands,
                            line_color=COLORS["target"], line_width=3, line_cap="round", name="clock_target_hands")
         f.scatter(x="x", y=0, size=7, source=self.hands, color=COLORS["ink"], name="clock_pins")
-        self.legend_items = {
+        legend_items = {
             "pos": LegendItem(renderers=[pos], label=value(text(lang, "clock_legend_pos"))),
             "target": LegendItem(renderers=[target], label=value(text(lang, "clock_legend_target"))),
             "arc": LegendItem(renderers=[arc], label=value(text(lang, "clock_arc_legend"))),
         }
-        f.add_layout(Legend(items=list(self.legend_items.values()), orientation="horizontal",
+        f.add_layout(Legend(items=list(legend_items.values()), orientation="horizontal",
                             label_text_font_size=LABEL_SIZE, border_line_alpha=0, name="clock_row_legend",
                             margin=0, padding=4, location="center"), "above")
 
@@ -532,27 +525,23 @@ class PairClocks(pn.viewable.Viewer):
         s = self.state
         # One column instead of the whole source: pos moves only the strip's hands.
         self.strip.data.update(strip_hands(s.pos, s.d_model, s.base))
-        self._update_row_hands(POS_COLUMNS)
+        self._update_row_hands()
         self._update_pair_clock()
 
     @param.depends("state.k", watch=True)
     def _update_k(self) -> None:
-        self._update_row_hands(K_COLUMNS)
+        self._update_row_hands()
         self._update_pair_clock()
 
-    def _update_row_hands(self, columns: tuple[str, ...] | None = None) -> None:
-        """The row's hands: every column, or only ``columns`` (what a pos or k step moves)."""
+    def _update_row_hands(self) -> None:
+        # Only the columns that differ travel: a k step moves the pos+k hands and the arcs,
+        # a pos step both hands, a shifted window keeps its centres.
         s = self.state
-        hands = row_hands(*self._window, s.pos, s.k, s.d_model, s.base)
-        if columns is None:  # a new window or size: whatever differs (a shifted window keeps its centres)
-            send_changes(self.hands, hands)
-        else:
-            self.hands.data.update({c: hands[c] for c in columns})
+        send_changes(self.hands, row_hands(*self._window, s.pos, s.k, s.d_model, s.base))
 
     def _update_pair_clock(self) -> None:
         s = self.state
-        hands = pair_clock_hands(s.pair, s.pos, s.k, s.d_model, s.base)
-        self.pair_hands.data.update({c: hands[c] for c in PAIR_CLOCK_MOVING})
+        send_changes(self.pair_hands, pair_clock_hands(s.pair, s.pos, s.k, s.d_model, s.base))
         self.labels["pos"].text = text(s.lang, "clock_hand_pos", pos=s.pos)
         self.labels["target"].text = text(s.lang, "clock_hand_target", target=s.target)
         self.labels["arc"].text, self.labels["turns"].text = arc_label(

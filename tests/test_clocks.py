@@ -302,9 +302,10 @@ def test_changing_k_sends_only_hands_and_labels():
     changes = sent.changes()
     assert set(changes) <= HANDS | LABELS, changes
     assert set(changes) >= HANDS
-    # k moves only the pos+k hands and the arcs; the pos hands and the centres stay.
-    assert changes["clocks"] == {"target_x", "target_y", "arc_start", "arc_end"}
-    assert changes["pair_clock"] == {"position", "x", "y", "arc_start", "arc_end"}
+    # k moves only the pos+k hands and the arcs' far ends; the pos hands, the centres and (k > 0:
+    # Bokeh draws anticlockwise from the pos+k hand to the pos hand) the arcs' ends at the pos hand stay.
+    assert changes["clocks"] == {"target_x", "target_y", "arc_start"}
+    assert changes["pair_clock"] == {"position", "x", "y", "arc_start"}
     assert sent.numbers() <= 4 * 9 + 3 * 2 + 2 + len(LABELS)
     assert [list(f.renderers) for f in figures] == renderers  # nothing rebuilt
     assert_consistent(view)
