@@ -4,7 +4,12 @@ Every page function is called once per browser session (``pn.serve`` does
 that), so every session gets its own state, figures and sources.
 
 Routes:
-* ``/``: the whole explorable, every view in reading order, with the controls;
+* ``/``: the lesson, every section of ``app.lesson.LESSON`` in reading order,
+  each with its own controls; sections below the fold are built when the
+  reader comes near them;
+* ``/<slug>`` for each lesson section: that section alone, with links to the
+  previous and next ones (for an iframe, or a class that takes one step a day);
+* ``/explore``: every view in reading order, with all the controls;
 * ``/<view>`` for each name in ``VIEWS``: that view alone with its own
   controls, for an iframe in a course page.
 """
@@ -19,6 +24,8 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
+from app.lesson import LESSON
+from app.prose import section_prose
 from app.state import LANGUAGES, ExplorerState, Notice, parse_query
 from app.strings import text
 from components.address import AddressBar, LanguageLink
@@ -27,6 +34,8 @@ from components.clocks import PairClocks
 from components.controls import Controls
 from components.distance import ScoreCurve
 from components.ladder import WavelengthLadder
+from components.lazy import LazyPart
+from components.links import StateLinks
 from components.notices import notice_alert
 from components.theme import STYLESHEET, html_pane
 
@@ -93,12 +102,18 @@ def language_link(state: ExplorerState) -> LanguageLink:
                         stylesheets=[STYLESHEET])
 
 
-def header(state: ExplorerState) -> pn.viewable.Viewable:
+def header(state: ExplorerState, link: tuple[str, str] | None = None) -> pn.viewable.Viewable:
+    """The page's title, its language link and, when given, a link ``(label key, path)`` to the other page."""
     lang = state.lang
     title = html_pane(f'<h1 class="pe-title">{html.escape(text(lang, "page_title"))}</h1>'
                       f'<p class="pe-subtitle">{html.escape(text(lang, "page_subtitle"))}</p>',
                       sizing_mode="stretch_width")
-    return pn.Row(title, language_link(state), sizing_mode="stretch_width", css_classes=["pe-header"])
+    parts: list = [title]
+    if link is not None:
+        parts.append(StateLinks([[text(lang, link[0]), link[1], ""]], name="page_link", width=300,
+                                sizing_mode="fixed", margin=(25, 10)))
+    parts.append(language_link(state))
+    return pn.Row(*parts, sizing_mode="stretch_width", css_classes=["pe-header"])
 
 
 def heading(state: ExplorerState, name: str) -> pn.viewable.Viewable:
@@ -210,7 +225,7 @@ class LaterViews:
         self.anchor.complete = True
 
 
-def full_page() -> pn.viewable.Viewable:
+def explore_page() -> pn.viewable.Viewable:
     """The whole explorable: controls on the left, every view in reading order.
 
     The views in ``FIRST_VIEWS`` are built with the page; the others arrive
@@ -234,12 +249,92 @@ def full_page() -> pn.viewable.Viewable:
             later[len(views)] = name
             views.append(pn.Spacer(height=PLACEHOLDER_HEIGHT[name], sizing_mode="stretch_width"))
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
-    parts = [header(state), notice_alert(state.lang, notices),
+    parts = [header(state, ("explore_lesson", "/")), notice_alert(state.lang, notices),
              pn.Row(controls, views, sizing_mode="stretch_width"),
              AddressBar(state, title=text(state.lang, "page_title")), anchor]
     page = pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                      stylesheets=[STYLESHEET], css_classes=["pe-page"])
     LaterViews(state, views, later, anchor)
+    return page
+
+
+#: Sections of ``/`` built with the page itself; the others when the reader comes near them.
+FIRST_SECTIONS = 1
+#: Room (px) held for a section still on its way, about its height at 1280 px wide.
+SECTION_PLACEHOLDER_HEIGHT = 900
+
+
+def section_title(slug: str, lang: str) -> str:
+    """The title of a lesson section, numbered as in the table of contents."""
+    return f"{list(LESSON).index(slug) + 1}. {section_prose(slug, lang).title}"
+
+
+def section_heading(state: ExplorerState, slug: str, level: int = 2) -> pn.viewable.Viewable:
+    """A section's heading; its id is the slug, the target of ``#slug`` on ``/``."""
+    return html_pane(f'<h{level} class="pe-section" id="{slug}">{html.escape(section_title(slug, state.lang))}'
+                     f'</h{level}>', sizing_mode="stretch_width", name=f"{slug}_heading")
+
+
+def section_pager(state: ExplorerState, slug: str, *, alone: bool) -> StateLinks:
+    """Links to the previous and next sections: anchors on ``/``, routes when the section stands alone."""
+    slugs = list(LESSON)
+    at = slugs.index(slug)
+    links = []
+    if at > 0:
+        links.append([text(state.lang, "lesson_previous", title=section_prose(slugs[at - 1], state.lang).title),
+                      f"/{slugs[at - 1]}" if alone else "", "" if alone else slugs[at - 1]])
+    if alone:
+        links.append([text(state.lang, "lesson_whole"), "/", slug])
+    if at + 1 < len(slugs):
+        links.append([text(state.lang, "lesson_next", title=section_prose(slugs[at + 1], state.lang).title),
+                      f"/{slugs[at + 1]}" if alone else "", "" if alone else slugs[at + 1]])
+    return StateLinks(links, kind="pager", label=text(state.lang, "lesson_nav"), name=f"{slug}_pager")
+
+
+def table_of_contents(state: ExplorerState) -> StateLinks:
+    """The lesson's sections as a numbered list of anchors."""
+    return StateLinks([[section_prose(slug, state.lang).title, "", slug] for slug in LESSON], kind="toc",
+                      label=text(state.lang, "lesson_contents"), name="lesson_contents")
+
+
+def lesson_page() -> pn.viewable.Viewable:
+    """The lesson: every section in reading order, each with its controls next to its figures.
+
+    The first ``FIRST_SECTIONS`` are built with the page; each of the others
+    when the reader comes near it (``LazyPart``), so the first figure does not
+    wait for the whole lesson and a reader who stops early costs the server
+    only what was read.
+    """
+    state, notices = session_state()
+    lang = state.lang
+    anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor", complete=True)
+    body: list = [header(state, ("lesson_explore", "/explore")), notice_alert(lang, notices),
+                  html_pane(f'<h2 class="pe-section">{html.escape(text(lang, "lesson_contents"))}</h2>'),
+                  table_of_contents(state)]
+    for index, (slug, section) in enumerate(LESSON.items()):
+        body.append(section_heading(state, slug))
+        if index < FIRST_SECTIONS:
+            body.append(section(state))
+        else:
+            body.append(LazyPart(lambda section=section: section(state), SECTION_PLACEHOLDER_HEIGHT, slug))
+        body.append(section_pager(state, slug, alone=False))
+    body += [AddressBar(state, title=text(lang, "page_title")), anchor]
+    return pn.Column(*(part for part in body if part is not None), sizing_mode="stretch_width",
+                     stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-lesson"])
+
+
+def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
+    """A page factory for one lesson section alone, with links to its neighbours (for iframes)."""
+
+    def page() -> pn.viewable.Viewable:
+        state, notices = session_state()
+        parts = [notice_alert(state.lang, notices), section_heading(state, slug), LESSON[slug](state),
+                 section_pager(state, slug, alone=True),
+                 AddressBar(state, title=f"{section_title(slug, state.lang)} · {text(state.lang, 'page_title')}")]
+        return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
+                         stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])
+
+    page.__name__ = f"{slug}_page"
     return page
 
 
@@ -259,5 +354,6 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
 
 
 def routes() -> dict[str, Callable[[], pn.viewable.Viewable]]:
-    """Every route of the server: ``/`` and one per view."""
-    return {"/": full_page, **{name: view_page(name) for name in VIEWS}}
+    """Every route of the server: the lesson, one per section, ``/explore`` and one per view."""
+    return {"/": lesson_page, **{slug: section_page(slug) for slug in LESSON}, "explore": explore_page,
+            **{name: view_page(name) for name in VIEWS}}

@@ -7,7 +7,14 @@ parsed into it. The constraints between parameters live here and nowhere else:
 * ``d_model`` is even, 2 .. 1024; ``T`` is 1 .. 2048;
 * ``pair`` is 0 .. d_model/2 - 1;
 * ``pos`` is 0 .. T-1 and the offset ``k`` is -(T-1) .. T-1;
-* ``base`` is one of the log-spaced values of ``BASES``.
+* ``base`` is one of the log-spaced values of ``BASES``;
+* the fingerprint's pairs ``pairs_from`` <= ``pairs_to``, both 0 .. d_model/2 - 1
+  (moving one past the other pushes the other along; a range that reached the
+  last pair keeps reaching it when d_model changes);
+* ``reserve`` (coordinates kept for position under concatenation) is even,
+  0 .. d_model, and keeps its share of d_model when d_model changes;
+* ``sentence`` has at most ``MAX_WORDS`` words of at most ``MAX_WORD_LENGTH``
+  characters ("" means the lesson's sentence in the page's language).
 
 When ``d_model`` or ``T`` shrinks, ``pair``, ``pos`` and ``k`` are clamped into
 their new ranges before the ranges themselves change, so no observer ever sees
@@ -39,9 +46,15 @@ PRESETS: dict[str, dict[str, int]] = {
 }
 
 LANGUAGES = ("es", "en")
+#: How the lesson's query and key weights are drawn (section "score"): seeded random, or
+#: aligned so that the position-position term depends on the distance only.
+HEADS = ("random", "aligned")
+MAX_WORDS = 12
+MAX_WORD_LENGTH = 24
 
 #: Parameters that travel in the query string, in the order they are written there.
-URL_PARAMETERS = ("d_model", "T", "base", "pair", "pos", "k", "lang")
+URL_PARAMETERS = ("d_model", "T", "base", "pair", "pos", "k", "pairs_from", "pairs_to", "heads", "reserve",
+                  "sentence", "lang")
 
 
 class EvenInteger(param.Integer):
@@ -65,6 +78,13 @@ class ExplorerState(param.Parameterized):
     pair = param.Integer(default=0, bounds=(0, 15), doc="Selected pair i (coordinates 2i and 2i+1).")
     pos = param.Integer(default=0, bounds=(0, 23), doc="Selected position.")
     k = param.Integer(default=3, bounds=(-23, 23), doc="Offset: the second position is pos + k.")
+    pairs_from = param.Integer(default=0, bounds=(0, 15), doc="First pair taking part in the fingerprint.")
+    pairs_to = param.Integer(default=15, bounds=(0, 15), doc="Last pair taking part in the fingerprint.")
+    heads = param.Selector(default="random", objects=list(HEADS), doc=(
+        "Query and key weights of the score section: seeded random, or aligned (a scaled rotation per pair)."))
+    reserve = EvenInteger(default=4, bounds=(0, 32), step=2, doc=(
+        "Coordinates kept for position if PE were concatenated instead of summed."))
+    sentence = param.String(default="", doc="The sentence of the first section; empty: the lesson's.")
     lang = param.Selector(default="es", objects=list(LANGUAGES), doc="Language of the interface.")
 
     lesson_preset = param.Action(lambda self: self.apply_preset("lesson"))
@@ -73,25 +93,55 @@ class ExplorerState(param.Parameterized):
     def __init__(self, **params):
         # pair/pos/k are checked against bounds that depend on the sizes, so
         # they are set only once the sizes (and so the bounds) are in place.
-        dependent = {key: params.pop(key) for key in ("pair", "pos", "k") if key in params}
+        dependent = {key: params.pop(key) for key in ("pair", "pos", "k", "pairs_from", "pairs_to", "reserve")
+                     if key in params}
+        d_model = params.get("d_model", type(self).param.d_model.default)
+        dependent.setdefault("pairs_to", d_model // 2 - 1)
+        dependent.setdefault("reserve", even_share(d_model, 1, 8))
         super().__init__(**params)
+        self._d_model_seen = self.d_model
         self._sync_bounds()
         self.param.update(dependent)
 
     @param.depends("d_model", "T", watch=True)
     def _sync_bounds(self) -> None:
         pair_max, last_pos = self.d_model // 2 - 1, self.T - 1
-        # Values first, bounds second: while the values move, the old (wider)
-        # bounds still hold them, and afterwards the new bounds do.
+        old_d_model, self._d_model_seen = self._d_model_seen, self.d_model
+        # A fingerprint over every pair stays over every pair; a reserve keeps its share of the width.
+        pairs_to = pair_max if self.pairs_to == old_d_model // 2 - 1 else min(self.pairs_to, pair_max)
+        reserve = min(even_share(self.reserve, self.d_model, old_d_model), self.d_model)
+        # Values that shrink first, then the bounds, then values that grow: at every
+        # moment the values lie inside the bounds an observer can see.
         with param.parameterized.batch_call_watchers(self):
             self.param.update(
                 pair=min(self.pair, pair_max),
                 pos=min(self.pos, last_pos),
                 k=max(-last_pos, min(self.k, last_pos)),
+                pairs_from=min(self.pairs_from, pairs_to),
+                pairs_to=min(self.pairs_to, pairs_to),
+                reserve=min(self.reserve, reserve),
             )
-        self.param.pair.bounds = (0, pair_max)
-        self.param.pos.bounds = (0, last_pos)
-        self.param.k.bounds = (-last_pos, last_pos)
+            self.param.pair.bounds = (0, pair_max)
+            self.param.pos.bounds = (0, last_pos)
+            self.param.k.bounds = (-last_pos, last_pos)
+            self.param.pairs_from.bounds = (0, pair_max)
+            self.param.pairs_to.bounds = (0, pair_max)
+            self.param.reserve.bounds = (0, self.d_model)
+            self.param.update(pairs_to=pairs_to, reserve=reserve)
+
+    @param.depends("sentence", watch=True)
+    def _clean_sentence(self) -> None:
+        self.sentence = clean_sentence(self.sentence)
+
+    @param.depends("pairs_from", watch=True)
+    def _push_pairs_to(self) -> None:
+        if self.pairs_to < self.pairs_from:
+            self.pairs_to = self.pairs_from
+
+    @param.depends("pairs_to", watch=True)
+    def _push_pairs_from(self) -> None:
+        if self.pairs_from > self.pairs_to:
+            self.pairs_from = self.pairs_to
 
     def apply_preset(self, name: str) -> None:
         """Switch to one of ``PRESETS`` in one step."""
@@ -106,8 +156,12 @@ class ExplorerState(param.Parameterized):
         return self.pos + self.k
 
     def query(self) -> dict[str, str]:
-        """The query-string form of the state (inverse of ``parse_query``)."""
-        return {name: str(getattr(self, name)) for name in URL_PARAMETERS}
+        """The query-string form of the state (inverse of ``parse_query``); no ``sentence`` while it is the lesson's."""
+        return {name: str(getattr(self, name)) for name in URL_PARAMETERS if name != "sentence" or self.sentence}
+
+    def words(self) -> list[str]:
+        """The words of ``sentence``, or ``[]`` when it is the lesson's default."""
+        return self.sentence.split()
 
 
 @dataclass(frozen=True)
@@ -121,7 +175,19 @@ class Notice:
     parameter: str
     given: str
     used: str
-    reason: str  # "not_a_number" | "rounded" | "out_of_range" | "odd" | "not_allowed" | "off_grid"
+    reason: str  # "not_a_number" | "rounded" | "out_of_range" | "odd" | "not_allowed" | "off_grid" | "below_from"
+    #              | "sentence_cut"
+
+
+def clean_sentence(text: str) -> str:
+    """``text`` as at most ``MAX_WORDS`` words of at most ``MAX_WORD_LENGTH`` printable characters, one space apart."""
+    words = ("".join(ch for ch in word if ch.isprintable())[:MAX_WORD_LENGTH] for word in str(text).split())
+    return " ".join([word for word in words if word][:MAX_WORDS])
+
+
+def even_share(value: int, numerator: int, denominator: int) -> int:
+    """``value * numerator / denominator`` rounded to the nearest even integer (halves go down)."""
+    return 2 * math.floor(value * numerator / denominator / 2 + 0.5 - 1e-9)
 
 
 def _clamp(value: int, low: int, high: int) -> int:
@@ -195,6 +261,25 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
     integer("pair", 0, d_model // 2 - 1)
     integer("pos", 0, T - 1)
     integer("k", -(T - 1), T - 1)
+    integer("pairs_from", 0, d_model // 2 - 1)
+    integer("pairs_to", 0, d_model // 2 - 1)
+    if values.get("pairs_from", 0) > values.get("pairs_to", d_model // 2 - 1):
+        note("pairs_to", args["pairs_to"] if "pairs_to" in args else "", values["pairs_from"], "below_from")
+        values["pairs_to"] = values["pairs_from"]
+    integer("reserve", 0, d_model)
+    if values.get("reserve", 0) % 2:
+        note("reserve", args["reserve"], values["reserve"] - 1, "odd")
+        values["reserve"] -= 1
+
+    if "heads" in args:
+        heads = args["heads"].strip().lower()
+        values["heads"] = heads if heads in HEADS else defaults["heads"].default
+        if heads not in HEADS:
+            note("heads", args["heads"], values["heads"], "not_allowed")
+    if "sentence" in args:
+        values["sentence"] = clean_sentence(args["sentence"])
+        if values["sentence"] != " ".join(args["sentence"].split()):
+            note("sentence", args["sentence"], values["sentence"], "sentence_cut")
 
     if "lang" in args:
         lang = args["lang"].strip().lower()

@@ -170,7 +170,7 @@ def build_page(which: str, query: dict[str, str]):
 
     with mock.patch.object(pages, "session_args", return_value=dict(query)):
         if which == "app":
-            return pages.full_page()
+            return pages.explore_page()
         from bench.naive_app import naive_page
 
         return naive_page()
@@ -318,7 +318,7 @@ async def wire_one(port: int, size: str, repeats: int) -> dict[str, Any]:
     from app.strings import text
     from bench.protocol import BokehClient, objects
 
-    client = BokehClient("127.0.0.1", port, "/", SIZES[size])
+    client = BokehClient("127.0.0.1", port, "/explore", SIZES[size])
     await client.open(timeout=120)
     out: dict[str, Any] = {}
     try:
@@ -516,7 +516,7 @@ async def open_clients(port: int, count: int, query: dict[str, str], concurrency
 
     async def one():
         async with gate:
-            client = BokehClient("127.0.0.1", port, "/", query)
+            client = BokehClient("127.0.0.1", port, "/explore", query)
             await client.open(timeout=120)
             client.k = int(query["k"])  # the session's k, kept up to date by first_updates and drive
             return client

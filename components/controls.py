@@ -25,6 +25,11 @@ WIDGETS: dict[str, type[pn.widgets.Widget]] = {
     "pair": FastIntSlider,
     "pos": FastIntSlider,
     "k": FastIntSlider,
+    "pairs_from": FastIntSlider,
+    "pairs_to": FastIntSlider,
+    "reserve": FastIntSlider,
+    "heads": pn.widgets.RadioButtonGroup,
+    "sentence": pn.widgets.TextInput,
     "lesson_preset": pn.widgets.Button,
     "paper_preset": pn.widgets.Button,
 }
@@ -36,6 +41,13 @@ def widget_for(state: ExplorerState, name: str) -> pn.widgets.Widget:
     options = {"name": text(state.lang, name), "sizing_mode": "stretch_width", "stylesheets": [WIDGET_STYLESHEET]}
     if kind is pn.widgets.Button:
         options.update(color="primary", variant="outline")
+    elif kind is pn.widgets.RadioButtonGroup:
+        # The options' labels in the page's language; the values stay the URL's words.
+        options["options"] = {text(state.lang, f"{name}_{value}"): value for value in state.param[name].objects}
+        options["button_type"] = "primary"
+        options["button_style"] = "outline"
+    elif kind is pn.widgets.TextInput:
+        options["placeholder"] = text(state.lang, f"{name}_placeholder")
     widget = kind.from_param(state.param[name], **options)
     return write_to_address(widget, state, name) if kind is FastIntSlider else widget
 

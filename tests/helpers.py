@@ -128,7 +128,7 @@ def figure_count(route: str) -> int:
     from app.pages import VIEWS
     from app.state import ExplorerState
 
-    names = list(VIEWS) if route.strip("/") == "" else [route.strip("/")]
+    names = list(VIEWS) if route.strip("/") in ("", "explore") else [route.strip("/")]
     total = 0
     for name in names:
         root = pn.panel(VIEWS[name].view(ExplorerState(lang="en"))).get_root(Document())

@@ -37,7 +37,7 @@ def open_page(page, url: str) -> dict:
 
 
 def test_page_loads_draws_and_follows_the_T_slider(page, app_url, console_errors):
-    data = open_page(page, f"{app_url}/?lang=en&d_model=32&T=24")
+    data = open_page(page, f"{app_url}/explore?lang=en&d_model=32&T=24")
     assert_heatmap_shows(data["image"][0], 24, 32)
     expect(page.locator("canvas").first).to_be_visible()
     expect(page.locator("body")).to_contain_text(text("en", "page_title"))
@@ -51,7 +51,7 @@ def test_page_loads_draws_and_follows_the_T_slider(page, app_url, console_errors
 
 
 def test_heatmap_shape_follows_d_model(page, app_url):
-    open_page(page, f"{app_url}/?lang=en&d_model=32&T=24")
+    open_page(page, f"{app_url}/explore?lang=en&d_model=32&T=24")
     press(page, text("en", "d_model"), "ArrowRight", times=2)
     data = wait_for_source(page, "heatmap", lambda d: d["image"][0].shape == (24, 36))
     assert_heatmap_shows(data["image"][0], 24, 36)
@@ -60,7 +60,7 @@ def test_heatmap_shape_follows_d_model(page, app_url):
 
 
 def test_address_bar_follows_the_sliders(page, app_url):
-    open_page(page, f"{app_url}/?lang=en&d_model=32&T=24&k=3")
+    open_page(page, f"{app_url}/explore?lang=en&d_model=32&T=24&k=3")
     press(page, text("en", "k"), "ArrowRight")
     wait_until(lambda: query_of(address(page)).get("k") == "4", message="k=4 never reached the address bar")
     press(page, text("en", "pos"), "ArrowRight", times=2)
@@ -75,7 +75,7 @@ def test_address_bar_follows_the_sliders(page, app_url):
 
 def test_junk_in_the_url_is_clamped_with_a_visible_escaped_notice(page, app_url, console_errors):
     hostile = "<img src=x onerror=alert(1)>"
-    page.goto(f"{app_url}/?lang=en&d_model=33&T={hostile}&k=999&base=abc")
+    page.goto(f"{app_url}/explore?lang=en&d_model=33&T={hostile}&k=999&base=abc")
     data = wait_for_source(page, "heatmap", lambda d: len(d["image"]) == 1)
     assert data["image"][0].shape == (24, 34)  # T back to its default, d_model to the next even size
     notice = page.locator(".pe-notice")
@@ -89,7 +89,7 @@ def test_junk_in_the_url_is_clamped_with_a_visible_escaped_notice(page, app_url,
 
 
 def test_language_link_switches_and_keeps_the_state(page, app_url):
-    open_page(page, f"{app_url}/?lang=es&d_model=32&T=24&k=5")
+    open_page(page, f"{app_url}/explore?lang=es&d_model=32&T=24&k=5")
     expect(page.locator("body")).to_contain_text(text("es", "page_title"))
     page.get_by_text(text("es", "language_switch"), exact=True).click()
     wait_until(lambda: query_of(address(page)).get("lang") == "en", message="the language link did not switch")

@@ -186,7 +186,7 @@ def test_one_key_press_is_one_message(app_url):
 
     async def first_patch() -> set[str]:
         port = int(app_url.rsplit(":", 1)[1])
-        client = BokehClient("127.0.0.1", port, "/", {"lang": "en"})
+        client = BokehClient("127.0.0.1", port, "/explore", {"lang": "en"})
         await client.open()
         try:
             ids = {o["attributes"]["name"]: o["id"] for o in objects(client.doc)

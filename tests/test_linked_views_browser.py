@@ -49,7 +49,7 @@ def score(k: int) -> float:
 
 
 def test_k_pos_and_pair_move_every_dependent_view(page, app_url):
-    page.goto(f"{app_url}/?lang=en&d_model={D_MODEL}&T={T}&pair=0&pos=0&k=3")
+    page.goto(f"{app_url}/explore?lang=en&d_model={D_MODEL}&T={T}&pair=0&pos=0&k=3")
     wait_for_source(page, "pair_clock", pair_clock_is(0, 0, 3))
 
     press(page, text("en", "k"), "ArrowRight")  # k = 4

@@ -40,7 +40,7 @@ def build(query: dict[str, str]):
     """``/`` for a session whose address carries ``query``: (page, document, root model)."""
     doc = Document()
     with set_curdoc(doc), mock.patch.object(pages, "session_args", return_value=dict(query)):
-        page = pages.full_page()
+        page = pages.explore_page()
         root = page.get_root(doc)
         doc.add_root(root)
     return page, doc, root
@@ -146,7 +146,7 @@ HEADING_TOP = """(id) => {
 
 
 def lesson_url(app_url: str, fragment: str = "") -> str:
-    return f"{app_url}/?" + "&".join(f"{k}={v}" for k, v in LESSON.items()) + fragment
+    return f"{app_url}/explore?" + "&".join(f"{k}={v}" for k, v in LESSON.items()) + fragment
 
 
 def wait_for_every_view(page) -> None:

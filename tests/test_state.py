@@ -12,12 +12,15 @@ from hypothesis import strategies as st
 from app.state import BASES, D_MODEL_MAX, LANGUAGES, PRESETS, T_MAX, URL_PARAMETERS, ExplorerState, parse_query
 
 PROPERTY = settings(max_examples=60, deadline=None)
-REASONS = {"not_a_number", "rounded", "out_of_range", "odd", "not_allowed", "off_grid"}
-DEFAULTS = {"d_model": 32, "T": 24, "base": 10_000, "pair": 0, "pos": 0, "k": 3, "lang": "es"}
+REASONS = {"not_a_number", "rounded", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut"}
+DEFAULTS = {"d_model": 32, "T": 24, "base": 10_000, "pair": 0, "pos": 0, "k": 3, "pairs_from": 0, "pairs_to": 15,
+            "heads": "random", "reserve": 4, "sentence": "", "lang": "es"}
+DEPENDENT = ("pair", "pos", "k", "pairs_from", "pairs_to", "reserve")
 
 
 def expected_bounds(d_model: int, T: int) -> dict[str, tuple[int, int]]:
-    return {"pair": (0, d_model // 2 - 1), "pos": (0, T - 1), "k": (-(T - 1), T - 1)}
+    return {"pair": (0, d_model // 2 - 1), "pos": (0, T - 1), "k": (-(T - 1), T - 1),
+            "pairs_from": (0, d_model // 2 - 1), "pairs_to": (0, d_model // 2 - 1), "reserve": (0, d_model)}
 
 
 def assert_consistent(state: ExplorerState) -> None:
@@ -28,6 +31,9 @@ def assert_consistent(state: ExplorerState) -> None:
     for name, (low, high) in expected_bounds(state.d_model, state.T).items():
         assert state.param[name].bounds == (low, high), name
         assert low <= getattr(state, name) <= high, (name, getattr(state, name), (low, high))
+    assert state.pairs_from <= state.pairs_to
+    assert state.reserve % 2 == 0
+    assert len(state.words()) <= 12
 
 
 def guard(state: ExplorerState) -> list[tuple[str, str, object]]:
@@ -56,8 +62,8 @@ def guard(state: ExplorerState) -> list[tuple[str, str, object]]:
         for name, (low, high) in expected_bounds(state.d_model, state.T).items():
             assert low <= getattr(state, name) <= high, f"{name}={getattr(state, name)} after resize"
 
-    state.param.watch(on_value, ["pair", "pos", "k"])
-    state.param.watch(on_bounds, ["pair", "pos", "k"], what="bounds")
+    state.param.watch(on_value, list(DEPENDENT))
+    state.param.watch(on_bounds, list(DEPENDENT), what="bounds")
     state.param.watch(on_size, ["d_model", "T"])
     return seen
 
@@ -129,7 +135,34 @@ def test_growing_keeps_values_and_widens_bounds():
     state.param.update(d_model=256, T=1000)
     assert (state.pair, state.pos, state.k) == (7, 10, -5)
     assert_consistent(state)
-    assert not [entry for entry in seen if entry[0] == "value"]
+    # Only what follows the width moves: a fingerprint over every pair, the reserve's share (1/8).
+    assert [entry for entry in seen if entry[0] == "value"] == [("value", "pairs_to", 127), ("value", "reserve", 32)]
+
+
+def test_fingerprint_range_and_reserve_follow_the_width():
+    state = ExplorerState(d_model=512)
+    assert (state.pairs_from, state.pairs_to, state.reserve) == (0, 255, 64)  # 64 of 512, the lesson's example
+    state.param.update(pairs_from=10, pairs_to=20)
+    state.d_model = 32
+    assert (state.pairs_from, state.pairs_to, state.reserve) == (10, 15, 4)
+    state.d_model = 64
+    assert (state.pairs_from, state.pairs_to, state.reserve) == (10, 31, 8)  # 15 was the last pair: still is
+    state.pairs_from = 31
+    assert state.pairs_to == 31
+    state.pairs_to = 3
+    assert state.pairs_from == 3
+
+
+@pytest.mark.parametrize(("given", "used"), [
+    ("  el   perro  ", "el perro"),
+    (" ".join(["w"] * 20), " ".join(["w"] * 12)),
+    ("x" * 100, "x" * 24),
+    ("a\x00b\u202ec", "abc"),
+])
+def test_sentence_is_cleaned_in_the_state_too(given, used):
+    state = ExplorerState()
+    state.sentence = given
+    assert state.sentence == used
 
 
 def test_bounds_belong_to_the_instance():
@@ -188,7 +221,7 @@ operations = st.lists(st.one_of(
     st.tuples(st.just("T"), st.integers(1, T_MAX)),
     st.tuples(st.just("sizes"), st.tuples(st.integers(1, 64).map(lambda half: 2 * half), st.integers(1, 300))),
     st.tuples(st.just("base"), st.sampled_from(BASES)),
-    st.tuples(st.sampled_from(["pair", "pos", "k"]), st.floats(0, 1)),  # where inside the current range
+    st.tuples(st.sampled_from(DEPENDENT), st.floats(0, 1)),  # where inside the current range
     st.tuples(st.just("preset"), st.sampled_from(sorted(PRESETS))),
 ), max_size=12)
 
@@ -203,9 +236,10 @@ def test_any_sequence_of_moves_keeps_the_state_consistent(ops):
             state.param.update(d_model=arg[0], T=arg[1])
         elif op == "preset":
             state.apply_preset(arg)
-        elif op in ("pair", "pos", "k"):
+        elif op in DEPENDENT:
             low, high = state.param[op].bounds
-            setattr(state, op, low + round(arg * (high - low)))
+            value = low + round(arg * (high - low))
+            setattr(state, op, value - value % 2 if op == "reserve" else value)
         else:
             setattr(state, op, arg)
         assert_consistent(state)
@@ -282,8 +316,10 @@ query_text = st.one_of(
 
 def value_if_taken_as_given(name: str, given: str) -> object:
     """What the text means when it is already valid (None when it is not directly usable)."""
-    if name == "lang":
+    if name in ("lang", "heads"):
         return given.strip().lower()
+    if name == "sentence":
+        return " ".join(given.split())
     try:
         number = float(given)
     except ValueError:
@@ -322,7 +358,10 @@ def valid_states(draw) -> ExplorerState:
     return ExplorerState(
         d_model=d_model, T=T, base=draw(st.sampled_from(BASES)), lang=draw(st.sampled_from(LANGUAGES)),
         pair=draw(st.integers(0, d_model // 2 - 1)), pos=draw(st.integers(0, T - 1)),
-        k=draw(st.integers(-(T - 1), T - 1)),
+        k=draw(st.integers(-(T - 1), T - 1)), pairs_from=draw(st.integers(0, d_model // 4)),
+        pairs_to=draw(st.integers(d_model // 4, d_model // 2 - 1)), heads=draw(st.sampled_from(["random", "aligned"])),
+        reserve=2 * draw(st.integers(0, d_model // 2)),
+        sentence=draw(st.sampled_from(["", "the dog bites the man", "uno dos"])),
     )
 
 
@@ -330,11 +369,11 @@ def valid_states(draw) -> ExplorerState:
 @given(state=valid_states())
 def test_query_round_trip(state):
     query = state.query()
-    assert list(query) == list(URL_PARAMETERS)
+    assert list(query) == [name for name in URL_PARAMETERS if name != "sentence" or state.sentence]
     assert all(isinstance(value, str) for value in query.values())
     values, notices = parse_query(query)
     assert notices == []
-    assert values == {name: getattr(state, name) for name in URL_PARAMETERS}
+    assert values == {name: getattr(state, name) for name in query}
     again = ExplorerState(**values)
     assert again.query() == query
 

@@ -14,7 +14,7 @@ from app.state import Notice, parse_query
 from app.strings import EN, ES, TABLES, text
 from components.notices import ECHO_LIMIT, notice_html
 
-REASONS = ("not_a_number", "out_of_range", "odd", "not_allowed", "off_grid")
+REASONS = ("not_a_number", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut")
 HOSTILE = [
     "<script>alert(1)</script>",
     '"><img src=x onerror=alert(1)>',

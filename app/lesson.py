@@ -1,0 +1,22 @@
+"""The lesson's sections in reading order: each is a route (``/<slug>``) and an anchor on ``/``."""
+
+from __future__ import annotations
+
+from components.lesson.base import LessonSection
+from components.lesson.fingerprint import Fingerprint
+from components.lesson.hands import ClocksSection
+from components.lesson.order import OrderIsMeaning
+from components.lesson.question import OpenQuestion
+from components.lesson.quiz import CheckYourself
+from components.lesson.score import WhatScoresSee
+from components.lesson.shift import ShiftIsRotation
+from components.lesson.simpler import WhyNotSimpler
+from components.lesson.sum import SumOrConcatenate
+from components.lesson.wavelengths import LadderSection
+
+#: Slug -> section, in the order a learner reads them.
+LESSON: dict[str, type[LessonSection]] = {
+    section.slug: section
+    for section in (OrderIsMeaning, WhyNotSimpler, Fingerprint, LadderSection, ClocksSection, ShiftIsRotation,
+                    WhatScoresSee, SumOrConcatenate, CheckYourself, OpenQuestion)
+}

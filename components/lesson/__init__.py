@@ -1,0 +1,1 @@
+"""The lesson's sections, one Viewer each (see ``components.lesson.base.LessonSection``)."""

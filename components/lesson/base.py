@@ -1,0 +1,74 @@
+"""What every lesson section shares: its prose, its own controls, its live numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import panel as pn
+import param
+
+from app.prose import SectionProse, section_prose
+from app.state import ExplorerState
+from components.controls import Controls
+from components.prose import Prose
+
+
+class LessonSection(pn.viewable.Viewer):
+    """A section of the lesson: passages of prose around its figures, and the controls it needs.
+
+    A subclass sets ``slug`` (its route, its ``#anchor`` and the name of its prose
+    files), ``controls`` (the state's parameters it shows sliders for), builds
+    its figures once in ``__init__`` and lays them out in ``layout()``. The
+    live numbers of its passages come from ``live_values()``; a subclass calls
+    ``refresh_text()`` from the watchers that change them (only the changed
+    numbers are sent). The heading and the links to the previous and next
+    sections are the page's (``app.pages``), not the section's.
+    """
+
+    slug: ClassVar[str] = ""
+    controls: ClassVar[tuple[str, ...]] = ()
+    #: Parameters of the state whose change may change ``live_values()``.
+    live_on: ClassVar[tuple[str, ...]] = ()
+
+    state = param.ClassSelector(class_=ExplorerState)
+
+    def __init__(self, state: ExplorerState, **params):
+        super().__init__(state=state, **params)
+        self.prose: SectionProse = section_prose(self.slug, state.lang)
+        self._passages: dict[str, Prose] = {}
+        self._layout: pn.viewable.Viewable | None = None
+        if self.live_on:
+            state.param.watch(lambda *_: self.refresh_text(), list(self.live_on))
+
+    def passage(self, part: str) -> Prose:
+        """The passage ``part`` of this section's prose (built once), named ``<slug>_<part>_text``."""
+        if part not in self._passages:
+            self._passages[part] = Prose(self.prose.parts[part], values=self.live_values(),
+                                         name=f"{self.slug}_{part}_text")
+        return self._passages[part]
+
+    def live_values(self) -> dict[str, str]:
+        """The live numbers of this section's passages, formatted; override in a section that has any."""
+        return {}
+
+    def refresh_text(self) -> None:
+        """Send the live numbers that changed."""
+        if self._passages:
+            values = self.live_values()
+            for prose in self._passages.values():
+                prose.show(values)
+
+    def control_panel(self, parameters: Sequence[str] | None = None, columns: int = 3) -> pn.viewable.Viewable:
+        """Sliders for ``parameters`` (default: the section's ``controls``), next to the figures."""
+        return Controls(self.state, list(parameters or self.controls), columns=columns)
+
+    def layout(self) -> list[pn.viewable.Viewable]:
+        """The section's parts, top to bottom; the default is every passage in file order."""
+        return [self.passage(part) for part in self.prose.parts]
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        if self._layout is None:
+            self._layout = pn.Column(*self.layout(), sizing_mode="stretch_width", name=f"{self.slug}_section",
+                                     css_classes=["pe-lesson-section"])
+        return self._layout

@@ -1,0 +1,9 @@
+"""Lesson section «fingerprint» (work in progress: its prose only)."""
+
+from __future__ import annotations
+
+from components.lesson.base import LessonSection
+
+
+class Fingerprint(LessonSection):
+    slug = "fingerprint"

@@ -1,0 +1,9 @@
+"""Lesson section «question» (work in progress: its prose only)."""
+
+from __future__ import annotations
+
+from components.lesson.base import LessonSection
+
+
+class OpenQuestion(LessonSection):
+    slug = "question"

@@ -1,0 +1,9 @@
+"""Lesson section «score» (work in progress: its prose only)."""
+
+from __future__ import annotations
+
+from components.lesson.base import LessonSection
+
+
+class WhatScoresSee(LessonSection):
+    slug = "score"

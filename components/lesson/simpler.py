@@ -1,0 +1,9 @@
+"""Lesson section «simpler» (work in progress: its prose only)."""
+
+from __future__ import annotations
+
+from components.lesson.base import LessonSection
+
+
+class WhyNotSimpler(LessonSection):
+    slug = "simpler"

@@ -1,0 +1,115 @@
+"""A passage of the lesson in the page: its HTML once, its live numbers as they change, its formulas typeset.
+
+The HTML comes from ``app.prose`` (a teacher's Markdown file); it is sent once.
+A slider move sends only ``values``, a small dict of already formatted numbers,
+set on the component's data model directly (``app.fastsync.push_property``), and
+the browser writes each into its ``<span class="pe-num">``. Formulas are typeset
+by KaTeX, which the app serves from ``static/katex`` (no other host is asked):
+the script and its stylesheet (for ``@font-face``, which works only at the
+document level) are added to the page once, and the stylesheet again inside
+each passage's shadow root.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import param
+from panel.custom import JSComponent
+
+from app.fastsync import push_property
+from app.prose import Passage
+from components.theme import STYLESHEET
+
+#: Where the app serves KaTeX, relative to the server's root (see app/server.py, ``static_dirs``).
+KATEX_DIR = "assets/katex/"
+
+PROSE_CSS = """
+.pe-prose { font-size: 1.25rem; line-height: 1.55; max-width: 60em; }
+.pe-prose p { margin: 0.45em 0; }
+.pe-prose .math.block { margin: 0.6em 0; overflow-x: auto; overflow-y: hidden; }
+.pe-prose .katex { font-size: 1.1em; }
+.pe-prose .pe-num { font-variant-numeric: tabular-nums; font-weight: 600; white-space: nowrap; }
+.pe-prose table { border-collapse: collapse; margin: 0.5em 0; }
+.pe-prose th, .pe-prose td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
+.pe-prose code { font-size: 0.95em; background: #f3f3f3; padding: 0 0.2em; border-radius: 3px; }
+.pe-prose blockquote { border-left: 6px solid #0072B2; background: #eef5fb; margin: 0.6em 0; padding: 0.3em 1em; }
+"""
+
+
+class Prose(JSComponent):
+    """One passage of a lesson section, with live numbers and typeset formulas."""
+
+    html = param.String(default="", doc="The passage as HTML (from app.prose: trusted, escaped there).")
+    values = param.Dict(default={}, doc="Live numbers by placeholder name, already formatted as text.")
+
+    _esm = """
+    // The server's root, also when the page is embedded elsewhere: where Bokeh's own script came from.
+    const appRoot = () => {
+      for (const s of document.querySelectorAll("script[src]")) {
+        const m = s.src.match(/^(.*\\/)static\\/js\\/bokeh(\\.min)?\\.js/);
+        if (m) return m[1];
+      }
+      return new URL("/", document.baseURI).href;
+    };
+    const katexLoaded = () => {
+      if (window.__peKatex) return window.__peKatex;
+      const base = appRoot() + "KATEX_DIR";
+      const link = document.createElement("link");
+      link.rel = "stylesheet"; link.href = base + "katex.min.css";
+      document.head.appendChild(link);
+      window.__peKatex = new Promise((resolve, reject) => {
+        if (window.katex) return resolve(window.katex);
+        const script = document.createElement("script");
+        script.src = base + "katex.min.js";
+        script.onload = () => resolve(window.katex);
+        script.onerror = reject;
+        document.head.appendChild(script);
+      });
+      return window.__peKatex;
+    };
+
+    export function render({ model }) {
+      const box = document.createElement("div");
+      box.className = "pe-prose";
+      const css = document.createElement("link");
+      css.rel = "stylesheet"; css.href = appRoot() + "KATEX_DIR" + "katex.min.css";
+      const fill = () => {
+        const values = model.values || {};
+        for (const el of box.querySelectorAll(".pe-num")) {
+          const v = values[el.dataset.key];
+          el.textContent = v === undefined ? "" : String(v);
+        }
+      };
+      const typeset = () => katexLoaded().then((katex) => {
+        for (const el of box.querySelectorAll(".math")) {
+          if (el.dataset.tex !== undefined) continue;
+          const tex = el.textContent.trim();
+          el.dataset.tex = tex;
+          katex.render(tex, el, { displayMode: el.classList.contains("block"), throwOnError: false,
+                                  output: "htmlAndMathml" });
+        }
+        box.dataset.typeset = "1";
+      });
+      const show = () => { box.innerHTML = model.html; delete box.dataset.typeset; fill(); typeset(); };
+      show();
+      model.on("html", show);
+      model.on("values", fill);
+      const wrap = document.createElement("div");
+      wrap.append(css, box);
+      return wrap;
+    }
+    """.replace("KATEX_DIR", KATEX_DIR)
+
+    def __init__(self, passage: Passage, values: Mapping[str, str] | None = None, **params):
+        params.setdefault("sizing_mode", "stretch_width")
+        params.setdefault("margin", (5, 10))
+        super().__init__(html=passage.html, values=dict(values or {}), stylesheets=[STYLESHEET + PROSE_CSS],
+                         **params)
+        self.keys = passage.keys
+
+    def show(self, values: Mapping[str, str]) -> None:
+        """Show these live numbers (only this passage's keys are kept); nothing is sent when none changed."""
+        mine = {key: str(values[key]) for key in self.keys if key in values}
+        if mine and mine != {key: self.values.get(key) for key in mine}:
+            push_property(self, "values", {**self.values, **mine})
