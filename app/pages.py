@@ -24,7 +24,7 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
-from app.lesson import LESSON
+from app.lesson import SECTIONS as LESSON
 from app.prose import section_prose
 from app.state import LANGUAGES, ExplorerState, Notice, parse_query
 from app.strings import text

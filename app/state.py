@@ -264,8 +264,10 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
     integer("pairs_from", 0, d_model // 2 - 1)
     integer("pairs_to", 0, d_model // 2 - 1)
     if values.get("pairs_from", 0) > values.get("pairs_to", d_model // 2 - 1):
-        note("pairs_to", args["pairs_to"] if "pairs_to" in args else "", values["pairs_from"], "below_from")
+        # Only a given pairs_to can lie below pairs_from (the default is the last pair); one notice for it.
         values["pairs_to"] = values["pairs_from"]
+        notices[:] = [n for n in notices if n.parameter != "pairs_to"]
+        note("pairs_to", args["pairs_to"], values["pairs_to"], "below_from")
     integer("reserve", 0, d_model)
     if values.get("reserve", 0) % 2:
         note("reserve", args["reserve"], values["reserve"] - 1, "odd")

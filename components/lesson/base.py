@@ -72,3 +72,8 @@ class LessonSection(pn.viewable.Viewer):
             self._layout = pn.Column(*self.layout(), sizing_mode="stretch_width", name=f"{self.slug}_section",
                                      css_classes=["pe-lesson-section"])
         return self._layout
+
+
+def number(value: float, decimals: int = 2) -> str:
+    """A number for the prose: fixed decimals, thousands apart by a narrow space (as the lessons print them)."""
+    return f"{value:,.{decimals}f}".replace(",", "\u202f")

@@ -1,9 +1,43 @@
-"""Lesson section «wavelengths» (work in progress: its prose only)."""
+"""Lesson section 4, «the ladder»: the wavelength ladder view with what to look at and what to try."""
 
 from __future__ import annotations
 
-from components.lesson.base import LessonSection
+import math
+
+import numpy as np
+import panel as pn
+
+from app import core
+from components.ladder import WavelengthLadder
+from components.lesson.base import LessonSection, number
 
 
 class LadderSection(LessonSection):
+    """The ladder of wavelengths λᵢ = 2π·base^(2i/d) over the heatmap of PE, and a guide."""
+
     slug = "wavelengths"
+    controls = ("d_model", "T", "base", "pair")
+    live_on = ("d_model", "T", "base")
+
+    def __init__(self, state, **params):
+        super().__init__(state, **params)
+        self.view = WavelengthLadder(state)
+
+    def live_values(self) -> dict[str, str]:
+        s = self.state
+        lam = core.wavelengths(s.d_model, s.base)
+        return {
+            "d_model": str(s.d_model),
+            "T": str(s.T),
+            "pairs": str(lam.size),
+            "last_pair": str(lam.size - 1),
+            "first_wavelength": number(lam[0], 2),
+            # base^(2/d): the ladder's constant step (undefined with a single pair).
+            "ratio": number(lam[1] / lam[0], 2) if lam.size > 1 else "—",
+            "last_wavelength": number(lam[-1], 1),
+            "top": number(2 * math.pi * s.base, 1),
+            "turning": str(int(np.sum(lam <= s.T))),
+        }
+
+    def layout(self) -> list[pn.viewable.Viewable]:
+        return [self.passage("intro"), self.control_panel(), self.view, self.passage("try")]
