@@ -1,0 +1,146 @@
+"""The lesson in Chromium: its order and table of contents, sections built as the reader comes near,
+links that keep the state, formulas typeset by the app's own KaTeX, and no request to another host."""
+
+from __future__ import annotations
+
+import math
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from playwright.sync_api import expect
+
+from app import core
+from app.lesson import SECTIONS
+from app.pages import VIEWS
+from app.prose import section_prose
+from tests.helpers import model_property, press, wait_until
+
+pytestmark = pytest.mark.browser
+
+QUERY = "lang=en&d_model=32&T=24&k=5&pos=2"
+
+
+def address(page) -> dict[str, list[str]]:
+    """The query of the page's address as the browser has it now (replaceState is not a navigation)."""
+    return parse_qs(urlparse(page.evaluate("() => window.location.href")).query)
+
+
+def scroll_through(page) -> None:
+    """Scroll the whole page down a screen at a time, waiting at each step for what came near to be built."""
+    for _ in range(60):
+        before = page.evaluate("document.scrollingElement.scrollHeight")
+        page.mouse.wheel(0, 700)
+        at_end = page.evaluate("window.scrollY + window.innerHeight >= document.scrollingElement.scrollHeight - 2")
+        if at_end and page.evaluate("document.scrollingElement.scrollHeight") == before:
+            return
+
+
+def test_lesson_lists_every_section_in_order(page, app_url, console_errors):
+    page.goto(f"{app_url}/?{QUERY}")
+    toc = page.locator("nav[aria-label='Contents'] a")
+    expect(toc).to_have_count(len(SECTIONS))
+    titles = [section_prose(slug, "en").title for slug in SECTIONS]
+    assert toc.all_inner_texts() == titles
+    headings = page.locator("h2.pe-section[id]")
+    expect(headings).to_have_count(len(SECTIONS))
+    assert [h.get_attribute("id") for h in headings.all()] == list(SECTIONS)
+    # Numbered in reading order.
+    assert headings.nth(2).inner_text().startswith("3. ")
+    assert console_errors == []
+
+
+def test_sections_below_the_fold_are_built_when_the_reader_comes_near(page, app_url, console_errors):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}/?{QUERY}")
+    first, last = next(iter(SECTIONS)), list(SECTIONS)[-1]
+    wait_until(lambda: model_property(page, f"{first}_intro_text", "html"), timeout=20,
+               message="the first section is built with the page")
+    assert model_property(page, f"{last}_intro_text", "html") is None, "the last section was built too early"
+    page.locator(f"h2#{last}").scroll_into_view_if_needed()
+    wait_until(lambda: model_property(page, f"{last}_intro_text", "html"), timeout=20,
+               message="the last section is built once it comes near")
+    assert console_errors == []
+
+
+def test_contents_link_scrolls_to_its_section_and_keeps_the_query(page, app_url):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}/?{QUERY}")
+    page.locator("nav[aria-label='Contents'] a", has_text=section_prose("shift", "en").title).click()
+    wait_until(lambda: urlparse(page.url).fragment == "shift", message="the fragment follows the link")
+    wait_until(lambda: abs(page.locator("h2#shift").bounding_box()["y"]) < 5, timeout=20,
+               message="the section's heading is scrolled to the top")
+    query = parse_qs(urlparse(page.url).query)
+    assert query["k"] == ["5"] and query["pos"] == ["2"] and query["lang"] == ["en"]
+
+
+def test_a_section_alone_links_to_its_neighbours_with_the_state(page, app_url, console_errors):
+    page.goto(f"{app_url}/wavelengths?{QUERY}")
+    pager = page.locator("nav[aria-label='Lesson sections'] a")
+    expect(pager).to_have_count(3)
+    # The state changes on this page; the link carries what the page shows at the moment of the click.
+    press(page, "d_model", "ArrowRight")
+    wait_until(lambda: address(page).get("d_model") == ["34"], message="address follows")
+    pager.filter(has_text="Next").click()
+    page.wait_for_url("**/hands?**")
+    query = parse_qs(urlparse(page.url).query)
+    assert query["d_model"] == ["34"] and query["k"] == ["5"] and query["lang"] == ["en"]
+    expect(page.locator("h2#hands")).to_have_text(f"5. {section_prose('hands', 'en').title}")
+    page.locator("nav[aria-label='Lesson sections'] a", has_text="The whole lesson").click()
+    page.wait_for_url("**/?**#hands")
+    assert parse_qs(urlparse(page.url).query)["d_model"] == ["34"]
+    assert console_errors == []
+
+
+def test_lesson_and_explore_link_to_each_other(page, app_url):
+    page.goto(f"{app_url}/?{QUERY}")
+    page.get_by_role("link", name="Explore all the views").click()
+    page.wait_for_url("**/explore?**")
+    assert parse_qs(urlparse(page.url).query)["k"] == ["5"]
+    page.get_by_role("link", name="Back to the lesson").click()
+    page.wait_for_url(lambda url: urlparse(url).path == "/")
+    assert parse_qs(urlparse(page.url).query)["k"] == ["5"]
+
+
+def test_formulas_are_typeset_and_live_numbers_follow_the_sliders(page, app_url, console_errors):
+    page.goto(f"{app_url}/wavelengths?{QUERY}")
+    intro = page.locator(".pe-prose").first
+    expect(intro.locator(".katex").first).to_be_visible(timeout=15_000)
+    # Outside the typeset formulas (whose MathML keeps the TeX as an annotation for screen readers),
+    # no dollar sign and no TeX command is left.
+    plain = intro.evaluate("""(box) => {
+      const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+      let out = "";
+      while (walker.nextNode()) if (!walker.currentNode.parentElement.closest(".katex")) out += walker.currentNode.data;
+      return out;
+    }""")
+    assert "$" not in plain and "\\" not in plain and "omega" not in plain
+    assert intro.locator(".katex").count() >= 5
+
+    def ratio_shown() -> str:
+        return (model_property(page, "wavelengths_intro_text", "values") or {}).get("ratio", "")
+
+    wait_until(lambda: ratio_shown() == f"{10000 ** (2 / 32):.2f}", message="ratio at d_model 32")
+    press(page, "d_model", "ArrowRight")
+    wait_until(lambda: ratio_shown() == f"{10000 ** (2 / 34):.2f}", message="ratio follows d_model")
+    lam = core.wavelengths(34)
+    assert math.isclose(lam[1] / lam[0], 10000 ** (2 / 34))
+    expect(intro).to_contain_text(f"{10000 ** (2 / 34):.2f}")
+    assert console_errors == []
+
+
+ROUTES = ["/", "/explore", *(f"/{slug}" for slug in SECTIONS), *(f"/{name}" for name in VIEWS)]
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_every_request_of_every_page_goes_to_the_app_itself(page, app_url, route):
+    origin = urlparse(app_url)
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(f"{app_url}{route}?{QUERY}")
+    page.wait_for_load_state("networkidle")
+    if route == "/":
+        scroll_through(page)
+        page.wait_for_load_state("networkidle")
+    foreign = [url for url in requests
+               if not url.startswith(("data:", "blob:")) and urlparse(url)[:2] != (origin.scheme, origin.netloc)]
+    assert requests and foreign == []
