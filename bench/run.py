@@ -16,7 +16,9 @@ Parts (each measures both apps in the same run; ratios are naive / app):
 * ``clients`` - N Bokeh-protocol clients each changing k 5 times a second (closed loop: a
   client waits for its answer, at most 5 s, before its next change);
 * ``memory``  - server RSS per open session, and after 200 sessions opened and closed;
-* ``load``    - first drawn plot after the page is requested, cold browser context.
+* ``load``    - first drawn plot after the page is requested, cold browser context;
+* ``lesson``  - the lesson ``/``: first drawn figure, and every slider of every section,
+  key press -> new data or text (bench/lesson.py; the app only).
 
 Results: bench/results/<time>.json (git-ignored) and the tables between the markers in
 docs/performance.md. Servers are started as subprocesses on free loopback ports.
@@ -58,7 +60,9 @@ SIZES: dict[str, dict[str, str]] = {
     "lesson": {"d_model": "32", "T": "24", "base": "10000", "pair": "3", "pos": "5", "k": "3", "lang": "en"},
     "largest": {"d_model": "1024", "T": "2048", "base": "10000", "pair": "3", "pos": "5", "k": "3", "lang": "en"},
 }
-#: Slider handles on ``/`` in page order (both apps put the controls first, in this order).
+#: The page of every view in each app: the app's ``/`` is the lesson, its views are on ``/explore``.
+VIEWS_PATH = {"app": "/explore", "naive": "/"}
+#: Slider handles on ``/explore`` (the naive app's ``/``) in page order (both apps put the controls first, in this order).
 HANDLE_ORDER = ("d_model", "T", "base", "pair", "pos", "k")
 #: Figures on ``/`` in both apps (ladder, heatmap, clock row, strip, large clock, score curve).
 PAGE_FIGURES = 6
@@ -496,7 +500,7 @@ def part_browser(quick: bool) -> dict[str, Any]:
                     slow = which == "naive" and size == "largest"
                     repeats = 5 if slow else (4 if quick else (20 if which == "app" else 10))
                     log("browser", which, size)
-                    url = f"http://127.0.0.1:{port}/?{urlencode(SIZES[size])}"
+                    url = f"http://127.0.0.1:{port}{VIEWS_PATH[which]}?{urlencode(SIZES[size])}"
                     results.setdefault(size, {})[which] = browser_one(browser, url, repeats,
                                                                       press_timeout=60 if slow else 10)
     finally:
@@ -710,7 +714,7 @@ def part_load(quick: bool) -> dict[str, Any]:
         for which in APPS:
             with server(which) as (port, _pid):
                 log("load", which)
-                url = f"http://127.0.0.1:{port}/?{urlencode(SIZES['lesson'])}"
+                url = f"http://127.0.0.1:{port}{VIEWS_PATH[which]}?{urlencode(SIZES['lesson'])}"
                 first, idle = [], []
                 for i in range(repeats + 1):
                     context = browser.new_context(viewport={"width": 1920, "height": 1080})
@@ -874,6 +878,10 @@ def render(results: dict[str, Any]) -> str:
             r = results["load"][which]
             add(f"| {which} | {fmt(r['first_plot_ms']['p50'], 0)} | {fmt(r['first_plot_ms']['p95'], 0)} | "
                 f"{fmt(r['idle_seen_ms']['p50'], 0)} |")
+    if "lesson" in results:
+        from bench.lesson import render_lesson
+
+        lines += render_lesson(results["lesson"], fmt)
     return "\n".join(lines) + "\n"
 
 
@@ -886,9 +894,15 @@ def write_doc(table: str) -> None:
     DOC.write_text(f"{head}{BEGIN}\n{table}{END}{tail}", encoding="utf-8")
 
 
+def part_lesson(quick: bool) -> dict[str, Any]:
+    from bench.lesson import part_lesson as run
+
+    return run(quick)
+
+
 PARTS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "server": part_server, "wire": part_wire, "browser": part_browser, "clients": part_clients,
-    "memory": part_memory, "load": part_load,
+    "memory": part_memory, "load": part_load, "lesson": part_lesson,
 }
 
 

@@ -1,0 +1,147 @@
+"""The lesson's part of the benchmark: every slider of every section of ``/``, key press -> data, in Chromium.
+
+    python -m bench.run --parts lesson [--quick]
+
+The page is ``/`` at the lesson's size, scrolled through first so that every
+section is built (the worst case: a k press then updates every section that
+shows k). Each slider handle on the page is found by its label, pressed
+twice to warm up and to learn what it changes, then ``repeats`` times,
+walking across its range. A press counts from the keydown to the last of
+the named models it changes getting their new value in the page's Bokeh
+document: data sources (a new ``data`` object or a patch) and other named
+models changed by the message (a passage's live numbers, a check's
+sentence). Also: the first drawn figure of ``/`` after the request.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from urllib.parse import urlencode
+
+from bench.run import FIRST_PLOT_JS, SIZES, _browser, log, server, stats, steps
+from tests.helpers import wait_until
+
+#: PROBE_JS of bench.run, plus any named model whose properties change: the lesson's live
+#: numbers live on the data models of its passages, not in sources.
+PROBE_JS = """
+() => {
+  const doc = Bokeh.documents[0];
+  const P = window.__probe = {t0: null, changed: new Map(), last: performance.now()};
+  document.addEventListener('keydown', () => { P.t0 = performance.now(); P.changed = new Map(); }, true);
+  doc.on_change((event) => {
+    P.last = performance.now();
+    const name = event.model?.name;
+    if (P.t0 === null || name == null || P.changed.has(name)) return;
+    P.changed.set(name, performance.now() - P.t0);
+  });
+  return true;
+}
+"""
+
+#: Slider groups in the page (Playwright pierces Panel's shadow roots): each has a title and a handle.
+SLIDERS = ".bk-input-group:has(.noUi-handle)"
+
+
+def scroll_through(page, timeout: float = 120.0) -> None:
+    """Scroll to the bottom a screen at a time until the page stops growing (every section built)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        height = page.evaluate("document.scrollingElement.scrollHeight")
+        page.mouse.wheel(0, 900)
+        page.wait_for_timeout(100)  # lets the scroll land before reading it (not a synchronisation)
+        bottom = page.evaluate("window.scrollY + window.innerHeight >= document.scrollingElement.scrollHeight - 2")
+        if bottom:
+            # At the bottom: done once nothing new has arrived for a second.
+            try:
+                page.wait_for_function(f"() => document.scrollingElement.scrollHeight > {height}", timeout=1000)
+            except Exception:
+                return
+
+
+def lesson_sliders(page, repeats: int, press_timeout: float = 10.0) -> dict[str, Any]:
+    """Per slider (its label and its place on the page): latencies, and the models each press changed."""
+    page.evaluate(PROBE_JS)
+    groups = page.locator(SLIDERS)
+    out: dict[str, Any] = {}
+    for i in range(groups.count()):
+        group = groups.nth(i)
+        label = group.locator(".bk-slider-title").first.inner_text().split(":")[0].strip()
+        handle = group.locator(".noUi-handle").first
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        now, low, high = (float(handle.get_attribute(f"aria-value{a}")) for a in ("now", "min", "max"))
+        if high <= low:
+            continue
+        keys = ["ArrowLeft" if s < 0 else "ArrowRight" for s in steps(now, low, high, repeats + 2)]
+        seen = []
+        for key in keys[:2]:
+            handle.press(key)
+            page.wait_for_function("() => window.__probe.changed.size > 0", timeout=press_timeout * 1000, polling=25)
+            page.wait_for_function("() => performance.now() - window.__probe.last > 300", timeout=60_000, polling=25)
+            seen.append(set(page.evaluate("() => [...window.__probe.changed.keys()]")))
+        witnesses = sorted(seen[0] & seen[1])
+        latencies, incomplete = [], 0
+        for key in keys[2:]:
+            handle.press(key)
+            try:
+                page.wait_for_function("(w) => w.some((n) => window.__probe.changed.has(n))", arg=witnesses,
+                                       timeout=press_timeout * 1000, polling="raf")
+            except Exception:
+                incomplete += 1
+            page.wait_for_function("() => performance.now() - window.__probe.last > 150", timeout=60_000, polling=25)
+            changed = [t for t in page.evaluate("(w) => w.map((n) => window.__probe.changed.get(n) ?? null)",
+                                                witnesses) if t is not None]
+            if changed:
+                latencies.append(max(changed))
+        key = f"{i + 1:02d} {label}"
+        out[key] = {"label": label, "latency_ms": stats(latencies), "witnesses": witnesses,
+                    "incomplete": incomplete}
+        log("lesson slider", key, out[key]["latency_ms"].get("p50"), out[key]["latency_ms"].get("p95"))
+    return out
+
+
+def part_lesson(quick: bool) -> dict[str, Any]:
+    repeats = 4 if quick else 20
+    loads = 2 if quick else 8
+    results: dict[str, Any] = {}
+    manager, browser = _browser()
+    try:
+        with server("app") as (port, _pid):
+            url = f"http://127.0.0.1:{port}/?{urlencode(SIZES['lesson'])}"
+            first = []
+            for i in range(loads + 1):
+                context = browser.new_context(viewport={"width": 1920, "height": 1080})
+                context.add_init_script(FIRST_PLOT_JS)
+                page = context.new_page()
+                page.goto(url, timeout=120_000)
+                page.wait_for_function("() => window.__firstPlot !== undefined", timeout=30_000)
+                if i > 0:  # the first load warms the server's caches
+                    first.append(page.evaluate("window.__firstPlot"))
+                context.close()
+            results["first_plot_ms"] = stats(first)
+            log("lesson first plot", results["first_plot_ms"])
+            page = browser.new_page(viewport={"width": 1920, "height": 1080})
+            page.goto(url, timeout=120_000)
+            wait_until(lambda: page.evaluate("() => window.Bokeh?.documents?.[0]?.is_idle === true"), timeout=60)
+            scroll_through(page)
+            results["sliders"] = lesson_sliders(page, repeats)
+            page.close()
+    finally:
+        browser.close()
+        manager.stop()
+    return results
+
+
+def render_lesson(results: dict[str, Any], fmt) -> list[str]:
+    """The lesson's table for docs/performance.md."""
+    lines = ["", "### 7. The lesson (`/`, every section built): key press → new data or text in the page (ms)", ""]
+    first = results.get("first_plot_ms", {})
+    lines.append(f"First drawn figure of `/` after the request: p50 {fmt(first.get('p50'), 0)} ms, "
+                 f"p95 {fmt(first.get('p95'), 0)} ms (target 1500).")
+    lines += ["", "| # | slider | p50 | p95 | n | models waited for |", "|---:|---|---:|---:|---:|---|"]
+    for key, r in results.get("sliders", {}).items():
+        lat = r["latency_ms"]
+        lines.append(f"| {key.split()[0]} | {r['label']} | {fmt(lat.get('p50'))} | {fmt(lat.get('p95'))} | "
+                     f"{lat.get('n')} | {', '.join(r['witnesses'])} |")
+    return lines
