@@ -98,10 +98,10 @@ class QuizChoice(JSComponent):
 
 
 def format_option(value: float) -> str:
-    """A number as an option: whole numbers as such (narrow space for thousands), others to 3 decimals."""
+    """A number as an option: whole numbers as such (narrow space for thousands), others to 3 decimals at most."""
     if math.isclose(value, round(value), rel_tol=0, abs_tol=1e-9):
         return f"{round(value):,}".replace(",", "\u202f")
-    return f"{value:.3f}"
+    return f"{value:.3f}".rstrip("0")
 
 
 def self_score_options(d_model: int) -> tuple[list[tuple[str, float]], int]:
