@@ -54,7 +54,7 @@ def test_every_option_has_an_explanation_in_both_languages():
             assert len(labels) == 4
             whys = {section.explanation(n, i) for i in range(4)}
             assert len(whys) == 4 and all(whys)
-        for n, (_, right) in FIXED.items():
+        for _, right in FIXED.values():
             assert 0 <= right < 4
 
 
