@@ -429,3 +429,37 @@ def gram(T: int, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64
     """
     pe = encoding(T, d_model, base)
     return pe @ pe.T
+
+
+# ==========================================================================
+# Lesson sections «hands», «quiz», «question»: a word's vector with its position added.
+# ==========================================================================
+
+__all__ += ["add_position", "seeded_word_vector"]
+
+
+def seeded_word_vector(d_model: int, seed: int = 0, scale: float = 0.5) -> NDArray[np.float64]:
+    """A stand-in for a word's embedding ``e``, the same for the same arguments.
+
+    ``e = scale * z`` with ``z`` drawn from the standard normal distribution by
+    ``numpy.random.default_rng(seed)``: ``d_model`` coordinates, nothing learned.
+    Shape ``(d_model,)``.
+    """
+    d_model = _integer("d_model", d_model, 2, even=True)
+    seed = _integer("seed", seed, 0)
+    scale = _scalar("scale", scale)
+    if scale <= 0:
+        raise ValueError(f"scale must be a finite real number > 0; got {scale}")
+    return scale * np.random.default_rng(seed).standard_normal(d_model)
+
+
+def add_position(embedding: ArrayLike, pos: float, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """The vector the first layer receives: ``x = e + PE[pos]``.
+
+    ``embedding`` is ``e``, a vector of even length ``d_model``; the position is
+    added once, coordinate by coordinate, before any attention. Shape ``(d_model,)``.
+    """
+    e = _finite("embedding", embedding)
+    if e.ndim != 1 or e.size < 2 or e.size % 2:
+        raise ValueError(f"embedding must be a vector of even length >= 2; got shape {e.shape}")
+    return e + encoding_rows(_scalar("pos", pos), e.size, base)

@@ -37,3 +37,17 @@ def test_every_figure_and_source_is_named_and_documented(view_name):
 def test_names_are_unique_across_the_whole_page():
     names = [m.name for view_name in VIEWS for m in named_models(view_name)]
     assert sorted(n for n in set(names) if names.count(n) > 1) == []
+
+
+@pytest.mark.parametrize("slug", ["hands", "quiz", "question"])
+def test_sections_hands_quiz_question_name_their_figures_and_sources(slug):
+    from app.lesson import SECTIONS
+
+    root = pn.panel(SECTIONS[slug](ExplorerState(lang="en"))).get_root(Document())
+    models = [m for m in root.references() if isinstance(m, Plot) or (isinstance(m, ColumnDataSource) and m.data)]
+    names = [m.name for m in models]
+    assert all(names) and len(set(names)) == len(names)
+    assert set(names) <= LISTED, f"not in the README: {sorted(set(names) - LISTED)}"
+    if slug == "quiz":
+        named = {m.name for m in root.references()}
+        assert {f"quiz_{n}" for n in range(1, 6)} | {f"quiz_feedback_{n}" for n in range(1, 6)} <= named

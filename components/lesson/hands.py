@@ -1,9 +1,43 @@
-"""Lesson section «hands» (work in progress: its prose only)."""
+"""Lesson section 5, «one clock per pair»: the pair clocks with what to look at and what to try."""
 
 from __future__ import annotations
 
-from components.lesson.base import LessonSection
+import math
+
+import panel as pn
+
+from app import core
+from components.clocks import PairClocks
+from components.lesson.base import LessonSection, number
 
 
 class ClocksSection(LessonSection):
+    """The odometer: one clock per pair, fast pairs on the left, and the selected pair's turn ωᵢ·k."""
+
     slug = "hands"
+    controls = ("pair", "pos", "k", "d_model")
+    live_on = ("d_model", "base", "pair", "pos", "k")
+
+    def __init__(self, state, **params):
+        super().__init__(state, **params)
+        self.view = PairClocks(state)
+
+    def live_values(self) -> dict[str, str]:
+        s = self.state
+        omega = float(core.frequencies(s.d_model, s.base)[s.pair])
+        wavelength = float(core.wavelengths(s.d_model, s.base)[s.pair])
+        turn = float(core.angles(s.k, s.d_model, s.base)[s.pair])
+        return {
+            "pair": str(s.pair),
+            "pos": str(s.pos),
+            "k": str(s.k),
+            "target": str(s.target),
+            "last_pair": str(s.d_model // 2 - 1),
+            "omega": number(omega, 4),
+            "wavelength": number(wavelength, 2),
+            "turn": number(turn, 3),
+            "turn_fraction": number(turn / (2 * math.pi), 3),
+        }
+
+    def layout(self) -> list[pn.viewable.Viewable]:
+        return [self.passage("intro"), self.control_panel(), self.view, self.passage("try")]

@@ -1,0 +1,93 @@
+"""Section 5, «one clock per pair»: the pair clocks with live ω, wavelength and the turn ωᵢ·k."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.prose import section_prose
+from app.state import ExplorerState
+from app.strings import text
+from components.lesson.hands import ClocksSection
+from tests.helpers import press, source_data, wait_for_source, wait_until
+
+_PROSE_VALUES = """(name) => {
+  for (const doc of (window.Bokeh?.documents ?? [])) {
+    const m = doc.get_model_by_name(name);
+    if (m) return m.values instanceof Map ? Object.fromEntries(m.values) : m.values;
+  }
+  return null;
+}"""
+
+
+def omega(i: int, d_model: int, base: float = 10_000.0) -> float:
+    """Pair i's speed, written out from the paper: 1 / base^(2i/d_model)."""
+    return 1.0 / base ** (2 * i / d_model)
+
+
+def test_lesson_numbers_at_the_default_state():
+    values = ClocksSection(ExplorerState(lang="en")).live_values()
+    # Pair 0 turns one radian per position: 2π ≈ 6.28 positions a turn, 3 rad for k = 3.
+    assert values["omega"] == "1.0000" and values["wavelength"] == "6.28"
+    assert values["turn"] == "3.000" and values["turn_fraction"] == f"{3 / (2 * math.pi):.3f}" == "0.477"
+    assert values["last_pair"] == "15" and values["target"] == "3"
+
+
+@settings(max_examples=40, deadline=None)
+@given(half=st.integers(1, 64), data=st.data())
+def test_live_numbers_follow_the_state(half, data):
+    d_model = 2 * half
+    pair = data.draw(st.integers(0, half - 1))
+    k = data.draw(st.integers(-23, 23))
+    base = data.draw(st.sampled_from([10, 1_000, 10_000, 1_000_000]))
+    section = ClocksSection(ExplorerState(lang="en", d_model=d_model, base=base))
+    section.state.param.update(pair=pair, k=k)
+    w = omega(pair, d_model, base)
+    values = section.live_values()
+    assert float(values["omega"].replace("\u202f", "")) == pytest.approx(w, abs=5e-5)
+    assert float(values["wavelength"].replace("\u202f", "")) == pytest.approx(2 * math.pi / w, abs=5e-3)
+    assert float(values["turn"]) == pytest.approx(w * k, abs=5e-4)
+    assert float(values["turn_fraction"]) == pytest.approx(w * k / (2 * math.pi), abs=5e-4)
+
+
+def test_passages_and_view_update_in_place():
+    state = ExplorerState(lang="es")
+    section = ClocksSection(state)
+    parts = section.layout()
+    assert section.prose.title == "Un reloj por pareja"
+    assert section_prose("hands", "en").title == "One clock per pair"
+    assert set(section.prose.parts) == {"intro", "try"}
+    assert section.view in parts
+    hands = section.view.pair_hands
+    state.k = 5
+    assert section.passage("try").values["turn"] == "5.000"
+    assert section.view.pair_hands is hands
+    # The pos+k hand tip is (sin 5, cos 5) for pair 0.
+    np.testing.assert_allclose([hands.data["x"][1], hands.data["y"][1]], [math.sin(5), math.cos(5)], atol=1e-3)
+    state.pair = 1
+    assert section.passage("try").values["omega"] == f"{omega(1, 32):.4f}"
+
+
+@pytest.mark.browser
+def test_hands_page_live_numbers_follow_the_keyboard(page, app_url, console_errors):
+    page.goto(f"{app_url}/hands?lang=en&d_model=32&T=24&k=3")
+
+    def values() -> dict | None:
+        return page.evaluate(_PROSE_VALUES, "hands_try_text")
+
+    wait_until(lambda: (values() or {}).get("turn") == "3.000", message="the guide never showed ω·k = 3")
+    wait_for_source(page, "pair_clock", lambda d: len(d["x"]) == 2)
+    press(page, text("en", "k"), "ArrowRight")
+    wait_until(lambda: (values() or {}).get("turn") == "4.000", message="k + 1 never reached the guide")
+    big = wait_for_source(page, "pair_clock", lambda d: abs(d["x"][1] - math.sin(4)) < 2e-3)
+    assert abs(big["y"][1] - math.cos(4)) < 2e-3
+    press(page, text("en", "pair"), "ArrowRight")
+    w1 = omega(1, 32)
+    wait_until(lambda: (values() or {}).get("omega") == f"{w1:.4f}", message="pair 1's ω never shown")
+    assert values()["turn"] == f"{4 * w1:.3f}"
+    assert source_data(page, "clocks") is not None
+    assert console_errors == []
