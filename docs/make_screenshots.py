@@ -1,6 +1,6 @@
 """Screenshots of every page, both languages, at projector and laptop sizes.
 
-    python docs/make_screenshots.py [--out docs/screenshots] [--routes / clocks] [--query "d_model=512"]
+    python docs/make_screenshots.py [--out docs/screenshots] [--routes / shift clocks] [--query "d_model=512"]
 
 Serves the app in-process, drives Debian's Chromium, waits until every Bokeh
 source of the page exists, and writes ``<route>-<lang>-<W>x<H>.png``.
@@ -17,6 +17,7 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
+from app.lesson import SECTIONS  # noqa: E402
 from app.pages import VIEWS  # noqa: E402
 from app.server import running  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
@@ -27,7 +28,7 @@ SIZES = ((1280, 800), (1920, 1080))
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
-    parser.add_argument("--routes", nargs="*", default=["/", *VIEWS])
+    parser.add_argument("--routes", nargs="*", default=["/", "explore", *SECTIONS, *VIEWS])
     parser.add_argument("--query", default="", help="extra query string, e.g. d_model=512&T=512")
     parser.add_argument("--full-page", action="store_true", help="capture the whole scrollable page")
     args = parser.parse_args()
@@ -44,7 +45,7 @@ def main() -> None:
                     page.goto(f"{base}/{route.strip('/')}?{query}")
                     figures = figure_count(route)
                     wait_until(lambda page=page, n=figures: plots_drawn(page, n), timeout=30)
-                    name = (route.strip("/") or "full") + f"-{lang}-{width}x{height}.png"
+                    name = (route.strip("/") or "lesson") + f"-{lang}-{width}x{height}.png"
                     page.screenshot(path=str(out / name), full_page=args.full_page)
                     print(out / name)
                     page.close()

@@ -121,16 +121,24 @@ def plots_drawn(page, min_plots: int) -> bool:
 
 
 def figure_count(route: str) -> int:
-    """How many Bokeh figures the page at ``route`` (``/`` or a view's name) holds once complete."""
+    """How many Bokeh figures the page at ``route`` holds once drawn: ``/explore`` every view, a view's or a
+    section's route that view or section, ``/`` the sections built with the page."""
     from bokeh.document import Document
     from bokeh.models import Plot
 
-    from app.pages import VIEWS
+    from app.lesson import SECTIONS
+    from app.pages import FIRST_SECTIONS, VIEWS
     from app.state import ExplorerState
 
-    names = list(VIEWS) if route.strip("/") in ("", "explore") else [route.strip("/")]
+    name = route.strip("/")
+    if name == "explore":
+        builders = [VIEWS[view].view for view in VIEWS]
+    elif name == "":
+        builders = list(SECTIONS.values())[:FIRST_SECTIONS]
+    else:
+        builders = [VIEWS[name].view if name in VIEWS else SECTIONS[name]]
     total = 0
-    for name in names:
-        root = pn.panel(VIEWS[name].view(ExplorerState(lang="en"))).get_root(Document())
+    for build in builders:
+        root = pn.panel(build(ExplorerState(lang="en"))).get_root(Document())
         total += sum(isinstance(m, Plot) for m in root.references())
     return total
