@@ -110,6 +110,21 @@ ES: dict[str, str] = {
     "check_rotation_none": "Con |k| ≥ T no hay ninguna pareja de posiciones a distancia k dentro de la tabla.",
     "check_target_outside": "pos + k = {target} cae fuera de la tabla (0 … {last}); los relojes siguen valiendo.",
     "check_target_inside": "pos + k = {target} es una fila de la tabla (0 … {last}).",
+    # Section score
+    "score_terms_title": "Los cuatro términos de qᵀk = x_mᵀ W_Qᵀ W_K x_n, con m = pos y n = pos + k",
+    "score_terms_x": "término (e = significado, p = posición)",
+    "score_terms_y": "valor",
+    "score_term_ee": "e·e",
+    "score_term_ep": "e·p",
+    "score_term_pe": "p·e",
+    "score_term_pp": "p·p",
+    "score_total": "m = {m}, n = {n}: qᵀk = e·e + e·p + p·e + p·p = {total:.3f}. Sin pesos, PE_m·PE_n = S({k}) = {s:.3f}.",
+    "score_outside": "n = pos + k = {n} cae fuera de la tabla (0 … {last}): ahí no hay ningún token. Mueve pos o k.",
+    "score_pp_title": "Término p·p a distancia k, para cada posición de partida m",
+    "score_pp_x": "posición de partida m",
+    "score_pp_y": "PE_mᵀ W_Qᵀ W_K PE_m+k",
+    "score_pp_legend": "p·p desde cada m",
+    "score_pp_here": "m = pos",
 }
 
 EN: dict[str, str] = {
@@ -207,6 +222,20 @@ EN: dict[str, str] = {
     "check_rotation_none": "With |k| ≥ T no two positions of the table are k apart.",
     "check_target_outside": "pos + k = {target} falls outside the table (0 … {last}); the clocks still hold.",
     "check_target_inside": "pos + k = {target} is a row of the table (0 … {last}).",
+    "score_terms_title": "The four terms of qᵀk = x_mᵀ W_Qᵀ W_K x_n, with m = pos and n = pos + k",
+    "score_terms_x": "term (e = meaning, p = position)",
+    "score_terms_y": "value",
+    "score_term_ee": "e·e",
+    "score_term_ep": "e·p",
+    "score_term_pe": "p·e",
+    "score_term_pp": "p·p",
+    "score_total": "m = {m}, n = {n}: qᵀk = e·e + e·p + p·e + p·p = {total:.3f}. Without weights, PE_m·PE_n = S({k}) = {s:.3f}.",
+    "score_outside": "n = pos + k = {n} falls outside the table (0 … {last}): there is no token there. Move pos or k.",
+    "score_pp_title": "The p·p term at distance k, for every start position m",
+    "score_pp_x": "start position m",
+    "score_pp_y": "PE_mᵀ W_Qᵀ W_K PE_m+k",
+    "score_pp_legend": "p·p from each m",
+    "score_pp_here": "m = pos",
 }
 
 TABLES: dict[str, dict[str, str]] = {"es": ES, "en": EN}
