@@ -445,7 +445,9 @@ __all__ += [
     "HEADS",
     "HEAD_SEED",
     "SCORE_TERMS",
+    "concatenated_scores",
     "concatenated_wavelengths",
+    "cross_term_spread",
     "cross_terms_by_start",
     "cross_terms_by_start_of",
     "embeddings",
@@ -677,3 +679,30 @@ def concatenated_wavelengths(reserve: int, base: float = DEFAULT_BASE) -> NDArra
     """
     reserve = _integer("reserve", reserve, 0, even=True)
     return wavelengths(reserve, base) if reserve else np.empty(0, dtype=np.float64)
+
+
+def concatenated_scores(k: ArrayLike, reserve: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """``PE_p . PE_(p+k)`` when the encoding has only the ``reserve`` coordinates kept for it.
+
+    ``S_r(k) = sum_(i < r/2) cos(k base^(-2i/r))`` = ``relative_scores(k, reserve, base)``:
+    at most ``reserve / 2`` (at ``k = 0``); 0 for ``reserve = 0`` (an empty sum).
+    Same shape as ``k``.
+    """
+    reserve = _integer("reserve", reserve, 0, even=True)
+    k = _finite("k", k)
+    return relative_scores(k, reserve, base) if reserve else np.zeros(k.shape, dtype=np.float64)
+
+
+def cross_term_spread(k: int, d_model: int) -> float:
+    """Standard deviation of one start's cross terms ``e_m . PE_(m+k) + PE_m . e_(m+k)`` (``embeddings``' e).
+
+    Each entry of ``e`` is ``N(0, 1/2)`` and ``|PE_t|^2 = d_model / 2``, so
+    ``e_m . PE_n`` has variance ``d_model / 4``. For ``k != 0`` the two terms
+    use independent rows: variance ``d_model / 2``, spread ``sqrt(d_model / 2)``.
+    At ``k = 0`` they are the same term twice: ``2 e_m . PE_m``, spread
+    ``sqrt(d_model)``. Against a positional term of at most ``d_model / 2``
+    the ratio is ``sqrt(2 / d_model)``: smaller, never zero, as the width grows.
+    """
+    k = _offset(k)
+    d_model = _integer("d_model", d_model, 2, even=True)
+    return math.sqrt(d_model) if k == 0 else math.sqrt(d_model / 2)

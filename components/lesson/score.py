@@ -60,22 +60,22 @@ class WhatScoresSee(LessonSection):
         self._table_key: tuple | None = None
         self._pp_key: tuple | None = None
 
-        self.terms = ColumnDataSource(name="qk_terms", data={"term": list(core.SCORE_TERMS), "value": [0.0] * 4,
-                                                             "label": [""] * 4, "color": list(TERM_COLORS.values())})
+        # The bars stand at the terms' readable names ("e·e"); ``term`` keeps the short keys.
+        self._axis = [text(lang, f"score_term_{term}") for term in core.SCORE_TERMS]
+        self.terms = ColumnDataSource(name="qk_terms", data=self._terms_data(np.zeros(4)))
         self.terms_plot = figure(
             name="score_terms_plot", title=text(lang, "score_terms_title"),
-            x_range=FactorRange(*core.SCORE_TERMS, name="score_terms_x_range"),
+            x_range=FactorRange(*self._axis, name="score_terms_x_range"),
             y_range=Range1d(-1, 1, name="score_terms_y_range"),
             height=420, sizing_mode="stretch_width", tools="", toolbar_location=None,
         )
         fig = self.terms_plot
-        fig.vbar(x="term", top="value", width=0.6, source=self.terms, fill_color="color", line_color=COLORS["ink"],
+        fig.vbar(x="axis", top="value", width=0.6, source=self.terms, fill_color="color", line_color=COLORS["ink"],
                  name="score_terms_bars")
-        fig.text(x="term", y="value", text="label", source=self.terms, text_align="center", text_baseline="bottom",
-                 y_offset=-6, text_font_size=LABEL_SIZE, text_font_style="bold", text_color=COLORS["ink"],
+        fig.text(x="axis", y="value", text="label", source=self.terms, text_align="center", text_baseline="baseline",
+                 y_offset="y_offset", text_font_size=LABEL_SIZE, text_font_style="bold", text_color=COLORS["ink"],
                  background_fill_color="white", background_fill_alpha=0.85, padding=2, name="score_terms_labels")
         fig.add_layout(Span(dimension="width", location=0, line_color=COLORS["ink"], line_width=1))
-        fig.xaxis.major_label_overrides = {term: text(lang, f"score_term_{term}") for term in core.SCORE_TERMS}
         fig.xaxis.axis_label = text(lang, "score_terms_x")
         fig.yaxis.axis_label = text(lang, "score_terms_y")
         style_figure(fig)
@@ -124,6 +124,13 @@ class WhatScoresSee(LessonSection):
             self._pe_a = self._pe @ self._a
             self._table_key = table_key
 
+    def _terms_data(self, values: np.ndarray) -> dict[str, list]:
+        """The bars' rows; each value printed past the end of its bar (above a positive one, below a negative one)."""
+        return {"term": list(core.SCORE_TERMS), "axis": self._axis, "value": values,
+                "label": ["" if math.isnan(v) else f"{v:.3f}" for v in values],
+                "baseline": ["top" if v < 0 else "bottom" for v in values],
+                "y_offset": [6 if v < 0 else -6 for v in values], "color": list(TERM_COLORS.values())}
+
     def pp_by_start(self) -> tuple[np.ndarray, np.ndarray]:
         """The p·p term for every start at the current k (once per change: the plot and the prose share it)."""
         self._tables()
@@ -151,9 +158,7 @@ class WhatScoresSee(LessonSection):
         starts, pp = self.pp_by_start()
         here = starts == s.pos
         with pn.io.hold():
-            send_changes(self.terms, {"term": list(core.SCORE_TERMS), "value": shown,
-                                      "label": ["" if math.isnan(v) else f"{v:.3f}" for v in shown],
-                                      "color": list(TERM_COLORS.values())})
+            send_changes(self.terms, self._terms_data(shown))
             self.terms_plot.y_range.update(**dict(zip(("start", "end"), value_range(shown), strict=True)))
             self.total.object = self._total_html(values)
             self.by_start.data = {"m": starts, "value": pp}
