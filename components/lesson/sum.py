@@ -93,8 +93,9 @@ class SumOrConcatenate(LessonSection):
         style_figure(fig)
 
         self.cross = ColumnDataSource(name="sum_cross", data={"m": [], "cross": []})
-        self.levels = ColumnDataSource(name="sum_levels", data={"kind": [], "y": [], "x0": [], "x1": [],
-                                                                  "label": [], "dash": [], "color": []})
+        self.levels = ColumnDataSource(name="sum_levels", data={
+            "kind": [], "y": [], "x0": [], "x1": [], "x": [], "align": [], "baseline": [], "y_offset": [],
+            "label": [], "dash": [], "color": []})
         self.cross_plot = figure(
             name="sum_cross_plot", title=text(lang, "sum_cross_title"),
             x_range=Range1d(-0.5, 1, name="sum_cross_x_range"), y_range=Range1d(-1, 1, name="sum_cross_y_range"),
@@ -103,12 +104,12 @@ class SumOrConcatenate(LessonSection):
         fig = self.cross_plot
         fig.segment(x0="x0", x1="x1", y0="y", y1="y", source=self.levels, line_color="color", line_dash="dash",
                     line_width=3, name="sum_levels_lines")
-        fig.text(x="x1", y="y", text="label", source=self.levels, text_align="right", text_baseline="bottom",
-                 y_offset=-4, text_font_size=TICK_SIZE, text_color="color", background_fill_color="white",
+        fig.text(x="x", y="y", text="label", source=self.levels, text_align="align", text_baseline="baseline",
+                 y_offset="y_offset", text_font_size=TICK_SIZE, text_color="color", background_fill_color="white",
                  background_fill_alpha=0.85, padding=2, name="sum_levels_labels")
         fig.scatter(x="m", y="cross", source=self.cross, marker="circle", size=11, fill_color=PART_COLORS["shared"],
                     line_color="white", legend_label=text(lang, "sum_cross_dots"), name="sum_cross_dots")
-        fig.legend.location = "bottom_left"
+        fig.legend.location = "top_left"
         fig.legend.label_text_font_size = TICK_SIZE
         fig.xaxis.axis_label = text(lang, "sum_cross_x")
         fig.yaxis.axis_label = text(lang, "sum_cross_y")
@@ -179,6 +180,10 @@ class SumOrConcatenate(LessonSection):
         levels = {
             "kind": ["sum", "concat", "zero"], "y": [summed, concatenated, 0.0],
             "x0": [x0] * 3, "x1": [x1] * 3,
+            # Three labels that may sit close together: the sum's at the right, the concatenation's at the
+            # left, both above their lines; the zero line's at the right, under it.
+            "x": [x1, x0, x1], "align": ["right", "left", "right"], "baseline": ["bottom", "bottom", "top"],
+            "y_offset": [-4, -4, 4],
             "label": [text(s.lang, "sum_level_sum", k=s.k, value=summed),
                       text(s.lang, "sum_level_concat", k=s.k, value=concatenated),
                       text(s.lang, "sum_level_zero")],
