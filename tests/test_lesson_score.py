@@ -93,7 +93,8 @@ def test_aligned_position_term_is_a_function_of_the_distance(d, T, data, base):
     starts, values = core.position_term_by_start(k, T, d, "aligned", base)
     assert starts.tolist() == [m for m in range(T) if 0 <= m + k < T]
     scale, phi = blocks_of(core.query_key_matrix(d, "aligned"))
-    expected = math.fsum(s * math.cos(k / base ** (2 * i / d) + f) for i, (s, f) in enumerate(zip(scale, phi, strict=True)))
+    expected = math.fsum(s * math.cos(k / base ** (2 * i / d) + f)
+                         for i, (s, f) in enumerate(zip(scale, phi, strict=True)))
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-9 * d)
 
 
@@ -205,7 +206,7 @@ def test_size_change_rebuilds_tables(section):
 
 
 def test_live_numbers(section):
-    state, view = section
+    _, view = section
     values = view.live_values()
     assert values["half"] == "16" and values["S_one"] == "15.314" and values["S_k"] == "12.272"
     assert values["starts"] == "21" and values["target"] == "3"
