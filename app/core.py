@@ -463,3 +463,280 @@ def add_position(embedding: ArrayLike, pos: float, base: float = DEFAULT_BASE) -
     if e.ndim != 1 or e.size < 2 or e.size % 2:
         raise ValueError(f"embedding must be a vector of even length >= 2; got shape {e.shape}")
     return e + encoding_rows(_scalar("pos", pos), e.size, base)
+
+
+# ==========================================================================
+# Lesson sections «score» (what a score can see) and «sum» (sum or concatenate).
+# ==========================================================================
+#
+# The layer does not score PE_m . PE_n: it scores q . k with q = W_Q x_m,
+# k = W_K x_n and x = e + PE, so a score splits into four terms. The token
+# embeddings e and the weights W_Q, W_K below are seeded random stand-ins
+# (nothing is trained here): the same seed gives the same numbers everywhere.
+
+__all__ += [
+    "EMBEDDING_SEED",
+    "HEADS",
+    "HEAD_SEED",
+    "SCORE_TERMS",
+    "concatenated_scores",
+    "concatenated_wavelengths",
+    "cross_term_spread",
+    "cross_terms_by_start",
+    "cross_terms_by_start_of",
+    "embeddings",
+    "head_weights",
+    "position_term_by_start",
+    "position_term_by_start_of",
+    "query_key_matrix",
+    "score_terms",
+    "score_terms_of",
+]
+
+#: Seed of the stand-in token embeddings ``e_t``, and of the query/key weights.
+EMBEDDING_SEED = 2017
+HEAD_SEED = 1706
+#: How the query and key weights are drawn.
+HEADS = ("random", "aligned")
+#: The four terms of a score, in the order ``score_terms`` returns them.
+SCORE_TERMS = ("ee", "ep", "pe", "pp")
+
+
+def _heads(heads: object) -> str:
+    if heads not in HEADS:
+        raise ValueError(f"heads must be one of {HEADS}; got {heads!r}")
+    return str(heads)
+
+
+def _seed(seed: object) -> int:
+    return _integer("seed", seed, 0)
+
+
+def embeddings(T: int, d_model: int, seed: int = EMBEDDING_SEED) -> NDArray[np.float64]:
+    """Stand-in token embeddings ``e_t`` for positions ``t = 0 .. T-1``, shape ``(T, d_model)``.
+
+    Every entry is drawn independently from ``N(0, 1/2)`` by a generator seeded
+    with ``(seed, d_model)``, row after row, so that::
+
+        E |e_t|^2 = d_model / 2 = |PE_t|^2
+
+    (a meaning as large as a position, on average), and the row of position
+    ``t`` does not depend on ``T``: ``embeddings(T, d)[t] == embeddings(T', d)[t]``.
+    """
+    T = _integer("T", T, 1)
+    d_model = _integer("d_model", d_model, 2, even=True)
+    rng = np.random.default_rng([_seed(seed), d_model])
+    return rng.standard_normal((T, d_model)) * math.sqrt(0.5)
+
+
+def _scaled_rotations(d_model: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """Block diagonal ``B``: block ``i`` is ``s_i R(phi_i)``, ``s_i`` in [0.5, 1.5], ``phi_i`` in [-pi, pi]."""
+    pairs = d_model // 2
+    s = rng.uniform(0.5, 1.5, pairs)
+    phi = rng.uniform(-np.pi, np.pi, pairs)
+    c, sn = s * np.cos(phi), s * np.sin(phi)
+    b = np.zeros((d_model, d_model), dtype=np.float64)
+    even = np.arange(0, d_model, 2)
+    # The convention of ``rotation``: R(phi) (sin a, cos a) = (sin(a + phi), cos(a + phi)).
+    b[even, even] = c
+    b[even, even + 1] = sn
+    b[even + 1, even] = -sn
+    b[even + 1, even + 1] = c
+    return b
+
+
+def head_weights(d_model: int, heads: str = "random",
+                 seed: int = HEAD_SEED) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Seeded query and key weights ``(W_Q, W_K)``, each ``(d_model, d_model)``.
+
+    ``heads = "random"``: every entry of both drawn from ``N(0, 1/d_model)``
+    (so ``|W x|`` is about ``|x|``); ``W_Q^T W_K`` then mixes every pair with
+    every other and the position-position term is not a function of ``n - m``.
+
+    ``heads = "aligned"``: ``W_Q = R``, a random orthogonal matrix (the Q of the
+    QR factorisation of a Gaussian matrix), and ``W_K = R B`` with ``B`` block
+    diagonal, block ``i`` the scaled rotation::
+
+        s_i [[ cos phi_i,  sin phi_i],
+             [-sin phi_i,  cos phi_i]]
+
+    so ``W_Q^T W_K = R^T R B = B`` and, pair by pair,
+    ``PE_m^T B PE_n = sum_i s_i cos(omega_i (n - m) + phi_i)``: a function of
+    ``n - m`` only, whatever ``base``.
+    """
+    d_model = _integer("d_model", d_model, 2, even=True)
+    heads = _heads(heads)
+    rng = np.random.default_rng([_seed(seed), d_model, HEADS.index(heads)])
+    if heads == "random":
+        w = rng.standard_normal((2, d_model, d_model)) / math.sqrt(d_model)
+        return w[0], w[1]
+    q, r = np.linalg.qr(rng.standard_normal((d_model, d_model)))
+    q *= np.where(np.diag(r) < 0, -1.0, 1.0)  # the sign convention that makes Q uniformly distributed
+    b = _scaled_rotations(d_model, rng)
+    return q, q @ b
+
+
+def query_key_matrix(d_model: int, heads: str = "random", seed: int = HEAD_SEED) -> NDArray[np.float64]:
+    """``A = W_Q^T W_K`` of ``head_weights``, shape ``(d_model, d_model)``: a score is ``x_m^T A x_n``."""
+    w_q, w_k = head_weights(d_model, heads, seed)
+    return w_q.T @ w_k
+
+
+def _square(name: str, a: ArrayLike, d_model: int) -> NDArray[np.float64]:
+    a = _finite(name, a)
+    if a.shape != (d_model, d_model):
+        raise ValueError(f"{name} must have shape ({d_model}, {d_model}); got {a.shape}")
+    return a
+
+
+def _position(name: str, value: object, T: int) -> int:
+    value = _integer(name, value, 0)
+    if value >= T:
+        raise ValueError(f"{name} must be an integer in 0 .. T-1 = {T - 1}; got {value}")
+    return value
+
+
+def score_terms(m: int, n: int, T: int, d_model: int, heads: str = "random", base: float = DEFAULT_BASE,
+                embedding_seed: int = EMBEDDING_SEED, head_seed: int = HEAD_SEED) -> NDArray[np.float64]:
+    """The four terms of the score of position ``m`` (query) against ``n`` (key).
+
+    With ``x_t = e_t + PE_t`` (``embeddings``, ``encoding``) and
+    ``A = W_Q^T W_K`` (``query_key_matrix``)::
+
+        q^T k = (W_Q x_m)^T (W_K x_n) = x_m^T A x_n
+              = e_m^T A e_n + e_m^T A PE_n + PE_m^T A e_n + PE_m^T A PE_n
+                (ee)          (ep)           (pe)           (pp)
+
+    Returns ``[ee, ep, pe, pp]`` (the order of ``SCORE_TERMS``); their sum is
+    ``q^T k``. ``m`` and ``n`` are rows of the table, ``0 .. T-1``.
+    """
+    T = _integer("T", T, 1)
+    m, n = _position("m", m, T), _position("n", n, T)
+    return score_terms_of(embeddings(T, d_model, embedding_seed), encoding(T, d_model, base),
+                          query_key_matrix(d_model, heads, head_seed), m, n)
+
+
+def score_terms_of(e: ArrayLike, pe: ArrayLike, a: ArrayLike, m: int, n: int) -> NDArray[np.float64]:
+    """``score_terms`` from tables the caller keeps: ``e`` and ``pe`` ``(T, d_model)``, ``a = W_Q^T W_K``.
+
+    ``[e_m^T A e_n, e_m^T A PE_n, PE_m^T A e_n, PE_m^T A PE_n]``; costs two
+    vector-matrix products (``2 d_model^2``), nothing per position.
+    """
+    pe = _table(pe)
+    T, d_model = pe.shape
+    e = _finite("e", e)
+    if e.shape != pe.shape:
+        raise ValueError(f"e must have the shape of pe, {pe.shape}; got {e.shape}")
+    a = _square("a", a, d_model)
+    m, n = _position("m", m, T), _position("n", n, T)
+    left = np.stack([e[m], pe[m]]) @ a  # e_m^T A, PE_m^T A
+    right = np.stack([e[n], pe[n]])
+    both = left @ right.T  # [[ee, ep], [pe, pp]]
+    return both.reshape(-1)
+
+
+def position_term_by_start(k: int, T: int, d_model: int, heads: str = "random", base: float = DEFAULT_BASE,
+                           head_seed: int = HEAD_SEED) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """The position-position term ``PE_m^T A PE_(m+k)`` for every start ``m`` at offset ``k``.
+
+    ``A = W_Q^T W_K`` (``query_key_matrix``). The starts are every ``m`` with
+    ``0 <= m`` and ``m + k <= T-1`` (none when ``|k| >= T``). Returns
+    ``(starts, values)``. With ``A`` the identity this is ``S(k)`` for every
+    start; with aligned heads it is ``sum_i s_i cos(omega_i k + phi_i)`` for
+    every start; with random heads it changes with ``m``.
+    """
+    T = _integer("T", T, 1)
+    pe = encoding(T, d_model, base)
+    return position_term_by_start_of(pe @ query_key_matrix(d_model, heads, head_seed), pe, k)
+
+
+def _starts(k: int, T: int) -> NDArray[np.int64]:
+    """Every ``m`` with ``0 <= m`` and ``0 <= m + k <= T-1``, in order (empty when ``|k| >= T``)."""
+    return np.arange(max(0, -k), max(max(0, -k), T - max(0, k)), dtype=np.int64)
+
+
+def _rows(starts: NDArray[np.int64], k: int) -> tuple[slice, slice]:
+    """Rows ``m`` and ``m + k`` of the starts as slices: views, where an index array would copy the rows."""
+    first = int(starts[0]) if starts.size else 0
+    return slice(first, first + starts.size), slice(first + k, first + k + starts.size)
+
+
+def position_term_by_start_of(pe_a: ArrayLike, pe: ArrayLike, k: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """``position_term_by_start`` from ``pe_a = PE A`` and ``pe = PE`` (both ``(T, d_model)``), kept by the caller.
+
+    Row ``m`` of ``PE A`` is ``PE_m^T A``, so each start costs one dot product
+    of length ``d_model`` (``O(T d_model)`` in all), not a matrix product: a
+    change of ``k`` alone stays cheap at any size.
+    """
+    pe = _table(pe)
+    pe_a = _finite("pe_a", pe_a)
+    if pe_a.shape != pe.shape:
+        raise ValueError(f"pe_a must have the shape of pe, {pe.shape}; got {pe_a.shape}")
+    k = _offset(k)
+    starts = _starts(k, pe.shape[0])
+    here, there = _rows(starts, k)
+    return starts, np.einsum("ij,ij->i", pe_a[here], pe[there])
+
+
+def cross_terms_by_start(k: int, T: int, d_model: int, base: float = DEFAULT_BASE,
+                         embedding_seed: int = EMBEDDING_SEED) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """The cross terms of ``x_m . x_(m+k)`` with ``x = e + PE`` (no weights), for every start ``m``.
+
+    ``x_m . x_n = e_m . e_n + (e_m . PE_n + PE_m . e_n) + PE_m . PE_n``; this
+    returns the middle part, which concatenating ``[e; PE]`` instead of summing
+    removes by construction. With ``e`` from ``embeddings`` (entries
+    ``N(0, 1/2)``) it has mean 0 and variance ``d_model / 2`` for ``k != 0``
+    (``2 d_model / 2 = d_model`` at ``k = 0``), against ``PE_m . PE_n = S(k) <= d_model / 2``.
+    Starts as in ``position_term_by_start``; returns ``(starts, values)``.
+    """
+    T = _integer("T", T, 1)
+    return cross_terms_by_start_of(embeddings(T, d_model, embedding_seed), encoding(T, d_model, base), k)
+
+
+def cross_terms_by_start_of(e: ArrayLike, pe: ArrayLike, k: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """``cross_terms_by_start`` from tables the caller keeps (``e`` and ``pe``, both ``(T, d_model)``)."""
+    pe = _table(pe)
+    e = _finite("e", e)
+    if e.shape != pe.shape:
+        raise ValueError(f"e must have the shape of pe, {pe.shape}; got {e.shape}")
+    k = _offset(k)
+    starts = _starts(k, pe.shape[0])
+    here, there = _rows(starts, k)
+    return starts, np.einsum("ij,ij->i", e[here], pe[there]) + np.einsum("ij,ij->i", pe[here], e[there])
+
+
+def concatenated_wavelengths(reserve: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """The ladder ``reserve`` coordinates kept for position can hold: ``wavelengths(reserve, base)``.
+
+    ``reserve / 2`` pairs, from ``2 pi`` up to ``2 pi base^(1 - 2/reserve)``,
+    each ``base^(2/reserve)`` times the last; an empty array for ``reserve = 0``.
+    """
+    reserve = _integer("reserve", reserve, 0, even=True)
+    return wavelengths(reserve, base) if reserve else np.empty(0, dtype=np.float64)
+
+
+def concatenated_scores(k: ArrayLike, reserve: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """``PE_p . PE_(p+k)`` when the encoding has only the ``reserve`` coordinates kept for it.
+
+    ``S_r(k) = sum_(i < r/2) cos(k base^(-2i/r))`` = ``relative_scores(k, reserve, base)``:
+    at most ``reserve / 2`` (at ``k = 0``); 0 for ``reserve = 0`` (an empty sum).
+    Same shape as ``k``.
+    """
+    reserve = _integer("reserve", reserve, 0, even=True)
+    k = _finite("k", k)
+    return relative_scores(k, reserve, base) if reserve else np.zeros(k.shape, dtype=np.float64)
+
+
+def cross_term_spread(k: int, d_model: int) -> float:
+    """Standard deviation of one start's cross terms ``e_m . PE_(m+k) + PE_m . e_(m+k)`` (``embeddings``' e).
+
+    Each entry of ``e`` is ``N(0, 1/2)`` and ``|PE_t|^2 = d_model / 2``, so
+    ``e_m . PE_n`` has variance ``d_model / 4``. For ``k != 0`` the two terms
+    use independent rows: variance ``d_model / 2``, spread ``sqrt(d_model / 2)``.
+    At ``k = 0`` they are the same term twice: ``2 e_m . PE_m``, spread
+    ``sqrt(d_model)``. Against a positional term of at most ``d_model / 2``
+    the ratio is ``sqrt(2 / d_model)``: smaller, never zero, as the width grows.
+    """
+    k = _offset(k)
+    d_model = _integer("d_model", d_model, 2, even=True)
+    return math.sqrt(d_model) if k == 0 else math.sqrt(d_model / 2)

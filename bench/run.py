@@ -62,7 +62,7 @@ SIZES: dict[str, dict[str, str]] = {
 }
 #: The page of every view in each app: the app's ``/`` is the lesson, its views are on ``/explore``.
 VIEWS_PATH = {"app": "/explore", "naive": "/"}
-#: Slider handles on ``/explore`` (the naive app's ``/``) in page order (both apps put the controls first, in this order).
+#: Slider handles on ``/explore`` (the naive app's ``/``) in page order (controls first, in this order).
 HANDLE_ORDER = ("d_model", "T", "base", "pair", "pos", "k")
 #: Figures on ``/`` in both apps (ladder, heatmap, clock row, strip, large clock, score curve).
 PAGE_FIGURES = 6

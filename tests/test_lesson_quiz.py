@@ -83,7 +83,8 @@ def test_question_3_follows_d_model_and_forgets_the_answer():
     assert section.feedback[3].object == ""
     assert section.passage("q3").values["d_model"] == "8"
     choice.choice = 0  # "1": one pair's share
-    assert text("en", "quiz_wrong") in section.feedback[3].object and "number of pairs is 4" in section.feedback[3].object
+    feedback = section.feedback[3].object
+    assert text("en", "quiz_wrong") in feedback and "number of pairs is 4" in feedback
 
 
 def test_option_text_is_escaped_in_the_feedback():

@@ -1,9 +1,230 @@
-"""Lesson section «sum» (work in progress: its prose only)."""
+"""Lesson section 8, «sum or concatenate»: what each way of joining meaning and position buys and costs.
+
+Three figures, built once and updated in place:
+
+* ``sum_width_plot``: the d_model coordinates as two bars: summing shares all of them, concatenating
+  splits them into d_model − r for meaning and r for position (source ``sum_width``: row, left, right,
+  part, label);
+* ``sum_ladder_plot``: the wavelengths each choice can write: d_model/2 pairs when summing
+  (``sum_ladder``: pair, wavelength), r/2 when concatenating (``sum_reserved_ladder``), both from 2π;
+* ``sum_cross_plot``: the cross terms ``e_m·PE_m+k + PE_m·e_m+k`` that summing adds to a dot
+  product and concatenating removes, for every start m (``sum_cross``: m, cross), against the
+  positional term of each choice (``sum_levels``: y, label).
+
+The embeddings are ``core.embeddings`` (seeded stand-ins), kept per size with the table PE.
+"""
 
 from __future__ import annotations
 
-from components.lesson.base import LessonSection
+import numpy as np
+import panel as pn
+import param
+from bokeh.models import (
+    ColumnDataSource,
+    FactorRange,
+    Legend,
+    LegendItem,
+    Range1d,
+)
+from bokeh.plotting import figure
+
+from app import core
+from app.strings import text
+from components.lesson.base import LessonSection, number
+from components.sources import send_changes
+from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, style_figure
+
+#: Meaning and position keep one colour each; shared coordinates are hatched, and every bar is labelled.
+PART_COLORS = {"shared": "#CC79A7", "meaning": COLORS["bar"], "position": COLORS["pos"]}
+PART_HATCH = {"shared": "/", "meaning": " ", "position": " "}
 
 
 class SumOrConcatenate(LessonSection):
+    """x = e + PE shares the width; [e; PE] splits it. The costs and gains of each, in numbers."""
+
     slug = "sum"
+    controls = ("d_model", "T", "base", "reserve", "k")
+    live_on = ("d_model", "T", "base", "reserve", "k")
+
+    def __init__(self, state, **params):
+        super().__init__(state, **params)
+        lang = state.lang
+        self._table_key: tuple | None = None
+        self._rows = [text(lang, "sum_row_concat"), text(lang, "sum_row_sum")]
+
+        self.width = ColumnDataSource(name="sum_width", data={
+            "row": [], "left": [], "right": [], "part": [], "label": [], "color": [], "hatch": [], "x": []})
+        self.width_plot = figure(
+            name="sum_width_plot", title="", y_range=FactorRange(*self._rows, name="sum_width_rows"),
+            x_range=Range1d(0, 1, name="sum_width_x_range"), height=230, sizing_mode="stretch_width",
+            tools="", toolbar_location=None,
+        )
+        fig = self.width_plot
+        fig.hbar(y="row", left="left", right="right", height=0.7, source=self.width, fill_color="color",
+                 hatch_pattern="hatch", hatch_color="white", hatch_alpha=0.6, line_color=COLORS["ink"],
+                 name="sum_width_bars")
+        fig.text(x="x", y="row", text="label", source=self.width, text_align="center", text_baseline="middle",
+                 text_font_size=LABEL_SIZE, text_font_style="bold", text_color=COLORS["ink"],
+                 background_fill_color="white", background_fill_alpha=0.9, padding=3, name="sum_width_labels")
+        fig.xaxis.axis_label = text(lang, "sum_width_x")
+        fig.ygrid.grid_line_color = None
+        style_figure(fig)
+
+        self.ladder = ColumnDataSource(name="sum_ladder", data={"pair": [], "wavelength": [], "legend": []})
+        self.reserved = ColumnDataSource(name="sum_reserved_ladder", data={"pair": [], "wavelength": [],
+                                                                             "legend": []})
+        self.ladder_plot = figure(
+            name="sum_ladder_plot", title=text(lang, "sum_ladder_title"), y_axis_type="log",
+            x_range=Range1d(-0.5, 1, name="sum_ladder_x_range"), y_range=Range1d(1, 10, name="sum_ladder_y_range"),
+            height=400, sizing_mode="stretch_width", tools="", toolbar_location=None,
+        )
+        fig = self.ladder_plot
+        summed = fig.scatter(x="pair", y="wavelength", source=self.ladder, marker="circle", size=9,
+                             fill_color=PART_COLORS["shared"], line_color=PART_COLORS["shared"],
+                             name="sum_ladder_dots")
+        reserved = fig.scatter(x="pair", y="wavelength", source=self.reserved, marker="square", size=14,
+                               fill_alpha=0, line_color=PART_COLORS["position"], line_width=3,
+                               name="sum_reserved_dots")
+        fig.add_layout(Legend(items=[LegendItem(label={"field": "legend"}, renderers=[summed]),
+                                     LegendItem(label={"field": "legend"}, renderers=[reserved])],
+                              location="top_left", label_text_font_size=TICK_SIZE, name="sum_ladder_legend"))
+        fig.xaxis.axis_label = text(lang, "sum_ladder_x")
+        fig.yaxis.axis_label = text(lang, "sum_ladder_y")
+        style_figure(fig)
+
+        self.cross = ColumnDataSource(name="sum_cross", data={"m": [], "cross": []})
+        self.levels = ColumnDataSource(name="sum_levels", data={
+            "kind": [], "y": [], "x0": [], "x1": [], "x": [], "align": [], "baseline": [], "y_offset": [],
+            "label": [], "dash": [], "color": []})
+        self.cross_plot = figure(
+            name="sum_cross_plot", title=text(lang, "sum_cross_title"),
+            x_range=Range1d(-0.5, 1, name="sum_cross_x_range"), y_range=Range1d(-1, 1, name="sum_cross_y_range"),
+            height=440, sizing_mode="stretch_width", tools="", toolbar_location=None,
+        )
+        fig = self.cross_plot
+        fig.segment(x0="x0", x1="x1", y0="y", y1="y", source=self.levels, line_color="color", line_dash="dash",
+                    line_width=3, name="sum_levels_lines")
+        fig.text(x="x", y="y", text="label", source=self.levels, text_align="align", text_baseline="baseline",
+                 y_offset="y_offset", text_font_size=TICK_SIZE, text_color="color", background_fill_color="white",
+                 background_fill_alpha=0.85, padding=2, name="sum_levels_labels")
+        fig.scatter(x="m", y="cross", source=self.cross, marker="circle", size=11, fill_color=PART_COLORS["shared"],
+                    line_color="white", legend_label=text(lang, "sum_cross_dots"), name="sum_cross_dots")
+        fig.legend.location = "top_left"
+        fig.legend.label_text_font_size = TICK_SIZE
+        fig.xaxis.axis_label = text(lang, "sum_cross_x")
+        fig.yaxis.axis_label = text(lang, "sum_cross_y")
+        style_figure(fig)
+
+        self._update_width()
+        self._update_cross()
+
+    # ----------------------------------------------------------------------
+    # Width and ladders: d_model, reserve, base
+    # ----------------------------------------------------------------------
+
+    @param.depends("state.d_model", "state.reserve", "state.base", watch=True)
+    def _update_width(self) -> None:
+        s = self.state
+        d, r = s.d_model, s.reserve
+        lang = s.lang
+        parts = [  # (row, left, right, part, label); rows as the y axis shows them
+            (self._rows[1], 0, d, "shared", text(lang, "sum_part_shared", width=d)),
+            (self._rows[0], 0, d - r, "meaning", text(lang, "sum_part_meaning", width=d - r)),
+            (self._rows[0], d - r, d, "position", text(lang, "sum_part_position", width=r)),
+        ]
+        # A label sits in its bar's middle, but not past the axis' ends (a narrow bar at an end).
+        room = 0.16 * d
+        width = {
+            "row": [p[0] for p in parts], "left": [p[1] for p in parts], "right": [p[2] for p in parts],
+            "part": [p[3] for p in parts], "label": [p[4] for p in parts],
+            "color": [PART_COLORS[p[3]] for p in parts], "hatch": [PART_HATCH[p[3]] for p in parts],
+            "x": [min(max((p[1] + p[2]) / 2, room), d - room) for p in parts],
+        }
+        summed = core.wavelengths(d, s.base)
+        reserved = core.concatenated_wavelengths(r, s.base)
+        with pn.io.hold():
+            send_changes(self.width, width)
+            self.width_plot.title.text = text(lang, "sum_width_title", d_model=d)
+            self.width_plot.x_range.update(start=0, end=d)
+            self.ladder.data = {"pair": np.arange(summed.size), "wavelength": summed,
+                                "legend": [text(lang, "sum_ladder_sum", pairs=summed.size)] * summed.size}
+            self.reserved.data = {"pair": np.arange(reserved.size), "wavelength": reserved,
+                                  "legend": [text(lang, "sum_ladder_concat", pairs=reserved.size)] * reserved.size}
+            self.ladder_plot.x_range.update(start=-0.5, end=summed.size - 0.5)
+            self.ladder_plot.y_range.update(start=summed[0] / 1.6, end=summed[-1] * 1.6)
+
+    # ----------------------------------------------------------------------
+    # Cross terms: sizes, reserve and k
+    # ----------------------------------------------------------------------
+
+    def _tables(self) -> None:
+        s = self.state
+        key = (s.d_model, s.T, s.base)
+        if key != self._table_key:
+            self._pe = core.encoding(s.T, s.d_model, s.base)
+            self._e = core.embeddings(s.T, s.d_model)
+            self._table_key = key
+
+    def cross_terms(self) -> tuple[np.ndarray, np.ndarray]:
+        """The sum's cross terms for every start at the current k (tables kept per size)."""
+        self._tables()
+        return core.cross_terms_by_start_of(self._e, self._pe, self.state.k)
+
+    @param.depends("state.d_model", "state.T", "state.base", "state.reserve", "state.k", watch=True)
+    def _update_cross(self) -> None:
+        s = self.state
+        starts, cross = self.cross_terms()
+        summed = float(core.relative_scores(s.k, s.d_model, s.base))
+        concatenated = float(core.concatenated_scores(s.k, s.reserve, s.base))
+        x0, x1 = -0.5, max(s.T - 1, 1) + 0.5
+        levels = {
+            "kind": ["sum", "concat", "zero"], "y": [summed, concatenated, 0.0],
+            "x0": [x0] * 3, "x1": [x1] * 3,
+            # Three labels that may sit close together: the sum's at the right, the concatenation's at the
+            # left, both above their lines; the zero line's at the right, under it.
+            "x": [x1, x0, x1], "align": ["right", "left", "right"], "baseline": ["bottom", "bottom", "top"],
+            "y_offset": [-4, -4, 4],
+            "label": [text(s.lang, "sum_level_sum", k=s.k, value=summed),
+                      text(s.lang, "sum_level_concat", k=s.k, value=concatenated),
+                      text(s.lang, "sum_level_zero")],
+            "dash": ["dashed", "dotted", "solid"],
+            "color": [PART_COLORS["shared"], PART_COLORS["position"], COLORS["ink"]],
+        }
+        values = np.concatenate([cross, [summed, concatenated, 0.0, s.d_model / 2]])
+        low, high = float(values.min()), float(values.max())
+        pad = 0.12 * max(high - low, 1.0)
+        with pn.io.hold():
+            self.cross.data = {"m": starts, "cross": cross}
+            send_changes(self.levels, levels)
+            self.cross_plot.x_range.update(start=x0, end=x1)
+            self.cross_plot.y_range.update(start=low - pad, end=high + 2 * pad)
+
+    def live_values(self) -> dict[str, str]:
+        s = self.state
+        d, r = s.d_model, s.reserve
+        summed = core.wavelengths(d, s.base)
+        reserved = core.concatenated_wavelengths(r, s.base)
+        _, cross = self.cross_terms()
+        return {
+            "d_model": str(d), "reserve": str(r), "meaning": str(d - r),
+            "pairs": str(summed.size), "reserved_pairs": str(reserved.size),
+            "longest": number(summed[-1], 1),
+            "reserved_longest": number(reserved[-1], 1) if reserved.size else "—",
+            "reserved_step": number(reserved[1] / reserved[0], 2) if reserved.size > 1 else "—",
+            "step": number(summed[1] / summed[0], 2) if summed.size > 1 else "—",
+            "k": str(s.k),
+            "S_sum": number(core.relative_scores(s.k, d, s.base), 3),
+            "S_concat": number(core.concatenated_scores(s.k, r, s.base), 3),
+            "half": number(d / 2, 0), "reserved_half": number(r / 2, 0),
+            "cross_rms": number(float(np.sqrt(np.mean(cross ** 2))), 2) if cross.size else "—",
+            "spread": number(core.cross_term_spread(s.k, d), 2),
+        }
+
+    def layout(self) -> list[pn.viewable.Viewable]:
+        return [
+            self.passage("intro"), self.control_panel(("d_model", "reserve", "base"), columns=3),
+            pn.pane.Bokeh(self.width_plot, sizing_mode="stretch_width"), self.passage("ladder"),
+            pn.pane.Bokeh(self.ladder_plot, sizing_mode="stretch_width"), self.passage("cross"),
+            self.control_panel(("T", "k"), columns=2), pn.pane.Bokeh(self.cross_plot, sizing_mode="stretch_width"),
+            self.passage("verdict"),
+        ]

@@ -1,0 +1,149 @@
+"""Section «sum»: the width each choice leaves, the ladder a reserve can hold, the cross terms of the sum.
+
+Expected values are derived here without the functions under test: wavelengths as 2π·base^(2i/r),
+scores as plain sums of cosines, the cross terms as what is left of (e+PE)·(e'+PE') once e·e' and
+PE·PE' are taken away.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import panel as pn
+import pytest
+from bokeh.document import Document
+from bokeh.models import ColumnDataSource, Plot
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app import core
+from app.prose import section_prose
+from app.state import ExplorerState
+from components.lesson.sum import SumOrConcatenate
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+
+
+def row_by_hand(pos: float, d_model: int, base: float = 10_000) -> np.ndarray:
+    row = []
+    for i in range(d_model // 2):
+        angle = pos / base ** (2 * i / d_model)
+        row += [math.sin(angle), math.cos(angle)]
+    return np.array(row)
+
+
+# --------------------------------------------------------------------------
+# The core
+# --------------------------------------------------------------------------
+
+def test_the_lessons_example_64_of_512():
+    lam = core.concatenated_wavelengths(64)
+    assert lam.size == 32
+    assert lam[0] == pytest.approx(2 * math.pi)
+    assert lam[-1] == pytest.approx(2 * math.pi * 10_000 ** (1 - 2 / 64))
+    assert core.concatenated_wavelengths(0).size == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(r=st.integers(1, 64).map(lambda h: 2 * h), base=st.sampled_from([2, 100, 10_000, 1_000_000]),
+       k=st.integers(-300, 300))
+def test_reserved_ladder_and_scores_by_hand(r, base, k):
+    expected = [2 * math.pi * base ** (2 * i / r) for i in range(r // 2)]
+    np.testing.assert_allclose(core.concatenated_wavelengths(r, base), expected, rtol=1e-12)
+    by_hand = math.fsum(math.cos(k / base ** (2 * i / r)) for i in range(r // 2))
+    assert float(core.concatenated_scores(k, r, base)) == pytest.approx(by_hand, abs=1e-9)
+    assert float(core.concatenated_scores(0, r, base)) == r / 2
+    assert float(core.concatenated_scores(k, 0, base)) == 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(d=st.integers(1, 16).map(lambda h: 2 * h), T=st.integers(1, 30), data=st.data())
+def test_cross_terms_are_what_the_sum_adds(d, T, data):
+    k = data.draw(st.integers(-(T + 1), T + 1))
+    starts, cross = core.cross_terms_by_start(k, T, d)
+    e = core.embeddings(T, d)
+    expected = []
+    for m in range(T):
+        if 0 <= m + k < T:
+            p, q = row_by_hand(m, d), row_by_hand(m + k, d)
+            expected.append((e[m] + p) @ (e[m + k] + q) - e[m] @ e[m + k] - p @ q)
+    assert starts.tolist() == [m for m in range(T) if 0 <= m + k < T]
+    np.testing.assert_allclose(cross, expected, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("k", [0, 5])
+def test_cross_terms_spread_as_predicted(k):
+    _, cross = core.cross_terms_by_start(k, 2048, 128)
+    assert abs(cross.mean()) < 0.15 * core.cross_term_spread(k, 128)
+    assert cross.std() == pytest.approx(math.sqrt(128 if k == 0 else 64), rel=0.08)
+    assert core.cross_term_spread(k, 128) == pytest.approx(math.sqrt(128 if k == 0 else 64))
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: core.concatenated_wavelengths(5), "reserve must be an even integer >= 0"),
+    (lambda: core.concatenated_scores(1, -2), "reserve must be an even integer >= 0"),
+    (lambda: core.cross_term_spread(0.5, 32), "k must be an integer"),
+    (lambda: core.cross_terms_by_start_of(np.zeros((3, 8)), np.zeros((4, 8)), 1), "e must have the shape of pe"),
+])
+def test_bad_arguments_are_refused(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# --------------------------------------------------------------------------
+# The section, without a browser
+# --------------------------------------------------------------------------
+
+@pytest.fixture
+def section() -> tuple[ExplorerState, SumOrConcatenate]:
+    state = ExplorerState(d_model=32, T=24, k=3, reserve=4, lang="en")
+    return state, SumOrConcatenate(state)
+
+
+def test_width_and_ladders_follow_the_reserve_in_place(section):
+    state, view = section
+    width, reserved = view.width, view.reserved
+    assert list(width.data["part"]) == ["shared", "meaning", "position"]
+    assert list(width.data["left"]) == [0, 0, 28] and list(width.data["right"]) == [32, 28, 32]
+    assert len(view.ladder.data["pair"]) == 16 and len(reserved.data["pair"]) == 2
+    state.reserve = 10
+    assert view.width is width and view.reserved is reserved
+    assert list(width.data["right"]) == [32, 22, 32]
+    np.testing.assert_allclose(reserved.data["wavelength"], [2 * math.pi * 10_000 ** (2 * i / 10) for i in range(5)])
+    state.reserve = 0
+    assert len(reserved.data["pair"]) == 0 and list(width.data["left"]) == [0, 0, 32]
+
+
+def test_cross_terms_and_levels_follow_k(section):
+    state, view = section
+    np.testing.assert_allclose(view.cross.data["cross"], core.cross_terms_by_start(3, 24, 32)[1], atol=1e-12)
+    levels = dict(zip(view.levels.data["kind"], view.levels.data["y"], strict=True))
+    assert levels["sum"] == pytest.approx(12.272398, abs=1e-6) and levels["zero"] == 0
+    assert levels["concat"] == pytest.approx(math.cos(3) + math.cos(3 / 100), abs=1e-12)
+    source = view.cross
+    state.k = -2
+    assert view.cross is source
+    assert np.asarray(source.data["m"]).tolist() == list(range(2, 24))
+    np.testing.assert_allclose(source.data["cross"], core.cross_terms_by_start(-2, 24, 32)[1], atol=1e-12)
+
+
+def test_the_lessons_example_in_the_live_numbers():
+    state = ExplorerState(d_model=512, T=24, reserve=64, lang="es")
+    values = SumOrConcatenate(state).live_values()
+    assert values["meaning"] == "448" and values["reserved_pairs"] == "32" and values["pairs"] == "256"
+    assert values["reserved_half"] == "32" and values["half"] == "256"
+    assert set(section_prose("sum", "es").keys()) <= set(values)
+    assert set(section_prose("sum", "es").keys()) == set(section_prose("sum", "en").keys())
+
+
+def test_every_figure_and_source_is_named_and_listed():
+    view = SumOrConcatenate(ExplorerState(lang="en"))
+    root = pn.panel(view).get_root(Document())
+    models = [m for m in root.references() if isinstance(m, Plot) or (isinstance(m, ColumnDataSource) and m.data)]
+    names = [m.name for m in models]
+    assert all(names) and len(set(names)) == len(names)
+    assert all(name.startswith("sum_") for name in names)
+    assert set(names) <= set(re.findall(r"`([a-z_]+)`", README))

@@ -1,0 +1,32 @@
+"""Section «sum» in Chromium: the page's sources equal app.core, and the reserve and k sliders move them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from app import core
+from tests.helpers import press, wait_for_source
+
+pytestmark = pytest.mark.browser
+
+
+def test_sum_section_follows_the_reserve_and_k(page, app_url, console_errors):
+    page.goto(f"{app_url}/sum?lang=en&d_model=32&T=24&k=3&reserve=4")
+    width = wait_for_source(page, "sum_width", lambda d: len(d["part"]) == 3)
+    assert list(width["right"]) == [32, 28, 32]
+    reserved = wait_for_source(page, "sum_reserved_ladder", lambda d: len(d["pair"]) == 2)
+    np.testing.assert_allclose(reserved["wavelength"], [2 * math.pi, 2 * math.pi * 100], rtol=1e-12)
+    cross = wait_for_source(page, "sum_cross", lambda d: len(d["m"]) == 21)
+    np.testing.assert_allclose(cross["cross"], core.cross_terms_by_start(3, 24, 32)[1], atol=1e-9)
+
+    press(page, "coordinates for position", "ArrowRight")
+    wait_for_source(page, "sum_reserved_ladder", lambda d: len(d["pair"]) == 3)
+    wait_for_source(page, "sum_width", lambda d: list(d["right"]) == [32, 26, 32])
+
+    press(page, "offset k", "ArrowLeft", times=4)  # k = -1
+    cross = wait_for_source(page, "sum_cross", lambda d: len(d["m"]) == 23)
+    np.testing.assert_allclose(cross["cross"], core.cross_terms_by_start(-1, 24, 32)[1], atol=1e-9)
+    assert console_errors == []
