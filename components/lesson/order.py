@@ -128,11 +128,11 @@ class OrderIsMeaning(LessonSection):
         self.readout = LiveHTML(name="order_readout", sizing_mode="stretch_width", css=".pe-live{font-size:1.15rem}")
         self.preset_buttons = []
         for key in PRESETS:
-            button = pn.widgets.Button(name=text(lang, f"{key}_original"), button_type="primary",
-                                       button_style="outline", stylesheets=[WIDGET_STYLESHEET])
+            button = pn.widgets.Button(label=text(lang, f"{key}_original"), color="primary", variant="outline",
+                                       stylesheets=[WIDGET_STYLESHEET])
             button.on_click(lambda _event, key=key: self.pick(key))
             self.preset_buttons.append(button)
-        self.shuffle_button = pn.widgets.Button(name=text(lang, "order_shuffle"), button_type="primary",
+        self.shuffle_button = pn.widgets.Button(label=text(lang, "order_shuffle"), color="primary",
                                                 stylesheets=[WIDGET_STYLESHEET])
         self.shuffle_button.on_click(lambda _event: self.shuffle())
         self._update()
