@@ -23,8 +23,8 @@ from app.state import ExplorerState
 from components.lesson.order import OrderIsMeaning
 from tests.helpers import press, source_data, wait_for_source, wait_until
 
-ES_PAIR = ("el perro muerde al hombre".split(), "el hombre muerde al perro".split())
-EN_PAIR = ("the dog bites the man".split(), "the man bites the dog".split())
+ES_PAIR = (["el", "perro", "muerde", "al", "hombre"], ["el", "hombre", "muerde", "al", "perro"])
+EN_PAIR = (["the", "dog", "bites", "the", "man"], ["the", "man", "bites", "the", "dog"])
 
 
 def attention_by_hand(x: list[list[float]], wq, wk, wv) -> list[list[float]]:
@@ -178,7 +178,7 @@ def test_presets_set_both_orders():
     state = ExplorerState(lang="en")
     view = OrderIsMeaning(state)
     view.pick("order_preset_3")
-    assert view.original_words() == "it is not good it is bad".split()
+    assert view.original_words() == ["it", "is", "not", "good", "it", "is", "bad"]
     assert state.sentence == "it is good it is not bad"
     view.pick("order_lesson")
     assert state.sentence == "" and view.outputs.data["word"] == EN_PAIR[0]

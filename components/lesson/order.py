@@ -94,9 +94,12 @@ class OrderIsMeaning(LessonSection):
                     line_color="white", name="order_link_end")
         fig.text(x="x", y="y", text="word", text_align="align", text_baseline="middle", source=self.words,
                  text_font_size=LABEL_SIZE, text_color=COLORS["ink"], name="order_words_glyph")
-        fig.text(x=[-0.35, 0.35], y=[0, 0], text=[text(lang, "order_original"), text(lang, "order_current")],
-                 text_align=["right", "left"], text_baseline="bottom", text_font_size=LABEL_SIZE,
-                 text_font_style="bold", text_color=[COLORS["pos"], COLORS["target"]], name="order_headers")
+        self.headers = ColumnDataSource(name="order_headers", data={
+            "x": [-0.35, 0.35], "y": [4.6, 4.6], "label": [text(lang, "order_original"), text(lang, "order_current")],
+            "align": ["right", "left"], "color": [COLORS["pos"], COLORS["target"]]})
+        fig.text(x="x", y="y", text="label", text_align="align", text_color="color", source=self.headers,
+                 text_baseline="bottom", text_font_size=LABEL_SIZE, text_font_style="bold",
+                 name="order_headers_glyph")
         fig.axis.visible = False
         fig.grid.visible = False
         style_figure(fig)
@@ -196,7 +199,8 @@ class OrderIsMeaning(LessonSection):
             }
             self.links.data = {"x0": [-0.3] * n, "y0": y, "x1": [0.3] * n,
                                "y1": (n - 1 - match).astype(np.float64).tolist(), "moved": moved.tolist()}
-            self.sentences_plot.y_range.update(start=-0.6, end=n - 0.2)
+            self.sentences_plot.y_range.update(start=-0.6, end=n + 0.3)
+            self.headers.data["y"] = [n - 0.45, n - 0.45]
             self.sentences_plot.height = (n + 2) * ROW_HEIGHT
             self.outputs.data = {
                 "y": y, "word": original, "without_pe": without, "with_pe": with_pe,
