@@ -117,7 +117,8 @@ def test_section_updates_in_place():
     assert ratio_marks.data["label"][1] == "token 150 of 300 → 0.5"
     assert view.raw_share is raw and raw.data["pos"][-1] == 300
     view.choice.other_length = 301
-    assert ratio_marks.data["label"][1:] == ["token 150 of 301 → 0.4983", "token 151 of 301 → 0.5017"]
+    assert ratio_marks.data["x"][1:] == [150 / 301, 151 / 301]
+    assert ratio_marks.data["label"][1:] == ["between tokens 150 and 151 of 301", ""]
     view.choice.trained = 3
     assert learned.data["p"].max() <= 2 and "no row" in view.no_row.object and "0 … 2" in view.no_row.object
     sinus = view.sinusoid_scores.data
@@ -138,7 +139,9 @@ def test_simpler_page(page, app_url, console_errors):
 
     press(page, "position pos", "ArrowRight")
     marks = wait_for_source(page, "simpler_ratio_marks", lambda d: d["x"][0] == 0.625)
-    assert list(marks["label"])[1] == "token 187 of 300 → 0.6233"  # 5/8 of 300 is 187.5: the two around it
+    # 5/8 of 300 is 187.5: no token of 300 gets it, the two around it are marked
+    assert marks["x"].tolist()[1:] == [187 / 300, 188 / 300]
+    assert list(marks["label"])[1] == "between tokens 187 and 188 of 300"
     raw = wait_for_source(page, "simpler_raw_marker", lambda d: d["pos"].tolist() == [4])
     assert raw["share"][0] == pytest.approx(float(core.raw_position_share(4, 32)), abs=1e-12)
 

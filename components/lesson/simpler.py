@@ -224,10 +224,10 @@ class WhyNotSimpler(LessonSection):
             marks["y"].append(0.0)
             marks["label"].append(text(s.lang, "simpler_ratio_mark", n=t, T=length,
                                        value=float(core.relative_position(t, length))))
-        # Two labels side by side: the lower one to the left, the other to the right.
+        if len(tokens) == 2:  # no token of L gets the value: one label for the two around it
+            marks["label"][1:] = [text(s.lang, "simpler_ratio_between", below=tokens[0], above=tokens[1],
+                                       T=length), ""]
         marks["align"] = ["left" if x < 0.6 else "right" for x in marks["x"]]
-        if len(tokens) == 2:
-            marks["align"][1:] = ["right", "left"]
         self.ratio_line.location = value
         self.ratio_marks.data = marks
         self._values.update({
