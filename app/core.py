@@ -506,6 +506,29 @@ def _heads(heads: object) -> str:
     if heads not in HEADS:
         raise ValueError(f"heads must be one of {HEADS}; got {heads!r}")
     return str(heads)
+# Lesson sections «order» and «simpler»: attention reads a bag of words, and
+# the three easy ways of writing position (the raw number, pos/T, a learned
+# table) each fail. Added as one block; see the two sections' prose.
+# ==========================================================================
+
+__all__ += [
+    "attention_head",
+    "learned_table",
+    "match_occurrences",
+    "neighbour_similarity",
+    "order_differences",
+    "raw_position_rows",
+    "raw_position_share",
+    "relative_position",
+    "same_ratio_token",
+    "self_attention",
+    "table_dot_scores",
+    "word_embeddings",
+]
+
+import functools as _functools  # noqa: E402  (kept inside this section's block)
+import zlib as _zlib  # noqa: E402
+from collections.abc import Sequence as _Sequence  # noqa: E402
 
 
 def _seed(seed: object) -> int:
@@ -740,3 +763,233 @@ def cross_term_spread(k: int, d_model: int) -> float:
     k = _offset(k)
     d_model = _integer("d_model", d_model, 2, even=True)
     return math.sqrt(d_model) if k == 0 else math.sqrt(d_model / 2)
+def _words(name: str, words: object) -> list[str]:
+    if isinstance(words, str) or not isinstance(words, _Sequence) or not all(isinstance(w, str) for w in words):
+        raise ValueError(f"{name} must be a sequence of words (strings), not a single string; got {words!r}")
+    if not all(w.strip() for w in words):
+        raise ValueError(f"{name} must hold non-empty words; got {list(words)!r}")
+    return [w.strip() for w in words]
+
+
+def word_embeddings(words: _Sequence[str], d_model: int, seed: int = 0) -> NDArray[np.float64]:
+    """One seeded random embedding per word, every value uniform in ``[-1, 1]``.
+
+    Row ``j`` is drawn from ``numpy.random.default_rng([crc32(lower(w_j)), seed])``:
+    it depends only on the word (case ignored), ``d_model`` and ``seed``, the same
+    in every process (``zlib.crc32``, not Python's salted ``hash``), and the same
+    word gives the same row wherever it stands. Shape ``(len(words), d_model)``.
+    """
+    words = _words("words", words)
+    d_model = _integer("d_model", d_model, 2, even=True)
+    seed = _seed(seed)
+    rows = np.empty((len(words), d_model), dtype=np.float64)
+    for j, word in enumerate(words):
+        rng = np.random.default_rng([_zlib.crc32(word.lower().encode("utf-8")), seed])
+        rows[j] = rng.uniform(-1.0, 1.0, d_model)
+    return rows
+
+
+@_functools.lru_cache(maxsize=4)
+def _head(d_model: int, seed: int) -> tuple[NDArray[np.float64], ...]:
+    rng = np.random.default_rng([0x5EED, seed, d_model])
+    weights = tuple(rng.standard_normal((d_model, d_model)) / math.sqrt(d_model) for _ in range(3))
+    for w in weights:
+        w.flags.writeable = False
+    return weights
+
+
+def attention_head(d_model: int, seed: int = 0) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Seeded random weights ``(W_Q, W_K, W_V)`` of one attention head, each ``(d_model, d_model)``.
+
+    Entries are independent ``N(0, 1/d_model)``, so ``x @ W`` keeps the scale of
+    ``x``. The arrays are read-only and shared between callers (built once per
+    ``(d_model, seed)``: ~30 ms at d_model = 1024).
+    """
+    d_model = _integer("d_model", d_model, 2, even=True)
+    return _head(d_model, _seed(seed))
+
+
+def self_attention(x: ArrayLike, w_q: ArrayLike, w_k: ArrayLike, w_v: ArrayLike) -> NDArray[np.float64]:
+    """One head of self-attention: ``softmax(Q K^T / sqrt(d)) V`` with ``Q = x W_Q``, ``K = x W_K``, ``V = x W_V``.
+
+    ``x`` is ``(T, d_model)``, one row per token; the weights are ``(d_model, d)``;
+    ``d`` is the keys' width; softmax runs along each row. No mask and no position:
+    for any permutation ``P`` of the rows, ``attention(P x) = P attention(x)``
+    (the scores become ``P S P^T``, the softmax acts row by row, and
+    ``P^T P = I``), so a token's output does not depend on where it stands.
+    Shape ``(T, d)``.
+    """
+    x = _finite("x", x)
+    if x.ndim != 2 or x.shape[0] < 1:
+        raise ValueError(f"x must be a 2-D table (T, d_model) with T >= 1; got shape {x.shape}")
+    mats = [_finite(name, w) for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v))]
+    for name, w in zip(("w_q", "w_k", "w_v"), mats, strict=True):
+        if w.ndim != 2 or w.shape[0] != x.shape[1]:
+            raise ValueError(f"{name} must be (d_model, d) with d_model = {x.shape[1]}; got shape {w.shape}")
+    if mats[0].shape[1] != mats[1].shape[1]:
+        raise ValueError(f"w_q and w_k must have the same width; got {mats[0].shape[1]} and {mats[1].shape[1]}")
+    q, k, v = x @ mats[0], x @ mats[1], x @ mats[2]
+    scores = q @ k.T / math.sqrt(k.shape[1])
+    scores -= scores.max(axis=1, keepdims=True)
+    weights = np.exp(scores)
+    weights /= weights.sum(axis=1, keepdims=True)
+    return weights @ v
+
+
+def match_occurrences(original: _Sequence[str], current: _Sequence[str]) -> NDArray[np.int64]:
+    """Where each word of ``original`` stands in ``current``, a reordering of it.
+
+    ``result[i] = j`` when word ``i`` of ``original`` is word ``j`` of ``current``
+    (case ignored); a word that occurs several times is matched occurrence by
+    occurrence, in order (the first "the" with the first "the"). ``ValueError``
+    when ``current`` is not a reordering of ``original``.
+    """
+    original, current = _words("original", original), _words("current", current)
+    if sorted(w.lower() for w in original) != sorted(w.lower() for w in current):
+        raise ValueError(f"current must be a reordering of original; got {original!r} and {current!r}")
+    places: dict[str, list[int]] = {}
+    for j, word in enumerate(current):
+        places.setdefault(word.lower(), []).append(j)
+    taken: dict[str, int] = {}
+    result = np.empty(len(original), dtype=np.int64)
+    for i, word in enumerate(original):
+        key = word.lower()
+        result[i] = places[key][taken.get(key, 0)]
+        taken[key] = taken.get(key, 0) + 1
+    return result
+
+
+def order_differences(original: _Sequence[str], current: _Sequence[str], d_model: int,
+                      base: float = DEFAULT_BASE, seed: int = 0) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """How much each word's attention output changes when the sentence is reordered.
+
+    With ``e`` the words' embeddings (``word_embeddings``), one head
+    (``attention_head(d_model, seed)``, ``self_attention``) and ``m =
+    match_occurrences(original, current)``, returns, for every word ``i`` of
+    ``original``::
+
+        without_pe[i] = || y(e_original)[i] - y(e_current)[m[i]] ||
+        with_pe[i]    = || y(e_original + PE)[i] - y(e_current + PE)[m[i]] ||
+
+    (Euclidean norms; ``PE`` the rows ``0 .. T-1`` of ``encoding``). Without PE
+    self-attention is permutation equivariant, so ``without_pe`` is zero up to
+    rounding (~1e-16); with PE it is not. Two arrays of shape ``(len(original),)``.
+    """
+    match = match_occurrences(original, current)
+    e_original = word_embeddings(original, d_model, seed)
+    e_current = e_original[np.argsort(match)]  # row m[i] of the current order is word i's embedding
+    w_q, w_k, w_v = attention_head(d_model, seed)
+    pe = encoding_rows(np.arange(len(match), dtype=np.float64), d_model, base)
+    result = []
+    for add in (0.0, pe):
+        y_original = self_attention(e_original + add, w_q, w_k, w_v)
+        y_current = self_attention(e_current + add, w_q, w_k, w_v)
+        result.append(np.linalg.norm(y_original - y_current[match], axis=1))
+    return result[0], result[1]
+
+
+def _token_row(d_model: int, seed: int) -> NDArray[np.float64]:
+    return np.random.default_rng([0x70C, seed]).uniform(-1.0, 1.0, d_model)
+
+
+def raw_position_rows(positions: ArrayLike, d_model: int, seed: int = 0) -> NDArray[np.float64]:
+    """A token's vector with its raw position number written into coordinate 0.
+
+    ``x_pos = (pos, e_1, ..., e_{d_model-1})``, where ``e`` is one seeded random
+    embedding, every value uniform in ``[-1, 1]`` (the same ``e`` for every
+    position). Shape ``positions.shape + (d_model,)``.
+    """
+    positions = _finite("positions", positions)
+    d_model = _integer("d_model", d_model, 2, even=True)
+    rows = np.broadcast_to(_token_row(d_model, _seed(seed)), (*positions.shape, d_model)).copy()
+    rows[..., 0] = positions
+    return rows
+
+
+def raw_position_share(positions: ArrayLike, d_model: int, seed: int = 0) -> NDArray[np.float64]:
+    """The raw position's share of the vector's squared length (its dot product with itself).
+
+    ``share(pos) = pos^2 / ||x_pos||^2 = pos^2 / (pos^2 + sum_{j>=1} e_j^2)``
+    with ``x_pos`` from ``raw_position_rows``: 0 at position 0, and close to 1
+    as soon as ``pos^2`` outgrows the rest (about ``(d_model - 1)/3``). Same shape as ``positions``.
+    """
+    positions = _finite("positions", positions)
+    d_model = _integer("d_model", d_model, 2, even=True)
+    rest = float(np.sum(_token_row(d_model, _seed(seed))[1:] ** 2))
+    square = positions ** 2
+    return square / (square + rest)
+
+
+def relative_position(n: ArrayLike, T: int) -> NDArray[np.float64]:
+    """The position divided by the length: ``n / T`` for the token numbered ``n`` (from 1) of ``T``.
+
+    ``n`` counts tokens from 1 (the app's ``pos`` plus one), so the values are
+    ``1/T, 2/T, ..., 1``: token 4 of 8 and token 150 of 300 both get ``0.5``.
+    ``n`` must be integers in ``1 .. T``. Same shape as ``n``.
+    """
+    T = _integer("T", T, 1)
+    n = _finite("n", n)
+    if np.any(n != np.round(n)) or np.any(n < 1) or np.any(n > T):
+        raise ValueError(f"n must be token numbers, integers in 1 .. T = {T}; got {n.tolist()!r}")
+    return n / T
+
+
+def same_ratio_token(n: int, T: int, length: int) -> float:
+    """Which token of a text of ``length`` tokens gets the value of token ``n`` of ``T``: ``n * length / T``.
+
+    Token numbers count from 1. The result is a whole number exactly when
+    ``n * length`` is a multiple of ``T`` (``same_ratio_token(4, 8, 300) = 150``);
+    otherwise no token of that length gets exactly the value ``n / T``.
+    """
+    T = _integer("T", T, 1)
+    length = _integer("length", length, 1)
+    n = _integer("n", n, 1)
+    if n > T:
+        raise ValueError(f"n must be an integer in 1 .. T = {T}; got {n}")
+    return n * length / T
+
+
+def learned_table(rows: int, d_model: int, seed: int = 0) -> NDArray[np.float64]:
+    """A learned position table as it starts: one seeded random row per trained position.
+
+    Entries are independent ``N(0, 1/2)``, so a row's expected squared length
+    is ``d_model/2``, that of every row of ``PE``. Row ``p`` does not depend on
+    ``rows`` (a longer table adds rows and keeps the others), and nothing
+    relates row ``p`` to row ``p + 1``. There is no row ``rows`` or past it.
+    Shape ``(rows, d_model)``.
+    """
+    rows = _integer("rows", rows, 1)
+    d_model = _integer("d_model", d_model, 2, even=True)
+    rng = np.random.default_rng([0x7AB1E, _seed(seed), d_model])
+    return rng.standard_normal((rows, d_model)) * math.sqrt(0.5)
+
+
+def table_dot_scores(table: ArrayLike, p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
+    """``table[p] . table[q]`` for positions ``p`` and ``q`` that broadcast together.
+
+    For ``table = encoding(T, d_model)`` this is ``dot_scores`` (and so
+    ``S(q - p)``); for a ``learned_table`` it depends on ``p`` and ``q``
+    separately. Positions must be rows of the table (integers ``0 .. T-1``).
+    """
+    table = _table(table)
+    p, q = _finite("p", p), _finite("q", q)
+    for name, v in (("p", p), ("q", q)):
+        if np.any(v != np.round(v)) or np.any(v < 0) or np.any(v >= table.shape[0]):
+            raise ValueError(f"{name} must be rows of the table, integers in 0 .. {table.shape[0] - 1}")
+    try:
+        p, q = np.broadcast_arrays(p.astype(np.int64), q.astype(np.int64))
+    except ValueError:
+        raise ValueError(f"p and q must broadcast together; got shapes {p.shape} and {q.shape}") from None
+    return np.einsum("...j,...j->...", table[p], table[q])
+
+
+def neighbour_similarity(table: ArrayLike) -> NDArray[np.float64]:
+    """Cosine similarity of each row with the next: ``t_p . t_{p+1} / (||t_p|| ||t_{p+1}||)``, ``p = 0 .. T-2``.
+
+    For ``PE`` every value is ``S(1) / (d_model/2)``, the same for every ``p``;
+    for a ``learned_table`` it is noise around 0 (of size ``1/sqrt(d_model)``).
+    Shape ``(T - 1,)`` (empty for a single row).
+    """
+    table = _table(table)
+    norms = np.linalg.norm(table, axis=1)
+    return np.einsum("pj,pj->p", table[:-1], table[1:]) / (norms[:-1] * norms[1:])

@@ -10,6 +10,7 @@ import pytest
 from bokeh.document import Document
 from bokeh.models import ColumnDataSource, Plot
 
+from app.lesson import SECTIONS
 from app.pages import VIEWS
 from app.state import ExplorerState
 
@@ -39,15 +40,30 @@ def test_names_are_unique_across_the_whole_page():
     assert sorted(n for n in set(names) if names.count(n) > 1) == []
 
 
-@pytest.mark.parametrize("slug", ["hands", "quiz", "question"])
-def test_sections_hands_quiz_question_name_their_figures_and_sources(slug):
+def section_models(slug: str) -> list:
     from app.lesson import SECTIONS
 
     root = pn.panel(SECTIONS[slug](ExplorerState(lang="en"))).get_root(Document())
-    models = [m for m in root.references() if isinstance(m, Plot) or (isinstance(m, ColumnDataSource) and m.data)]
-    names = [m.name for m in models]
-    assert all(names) and len(set(names)) == len(names)
+    return list(root.references())
+
+
+def named_in(models: list) -> list[str]:
+    return [m.name for m in models if isinstance(m, Plot) or (isinstance(m, ColumnDataSource) and m.data)]
+
+
+@pytest.mark.parametrize("slug", list(SECTIONS))
+def test_every_section_names_its_figures_and_sources(slug):
+    models = section_models(slug)
+    names = named_in(models)
+    assert all(names), f"unnamed: {[type(m).__name__ for m in models if not m.name]}"
+    assert len(set(names)) == len(names), f"duplicate names in {slug}: {names}"
     assert set(names) <= LISTED, f"not in the README: {sorted(set(names) - LISTED)}"
     if slug == "quiz":
-        named = {m.name for m in root.references()}
+        named = {m.name for m in models}
         assert {f"quiz_{n}" for n in range(1, 6)} | {f"quiz_feedback_{n}" for n in range(1, 6)} <= named
+
+
+def test_names_are_unique_across_the_whole_lesson():
+    # On / every section is on one page, and Bokeh refuses get_model_by_name for a name used twice.
+    names = [name for slug in SECTIONS for name in named_in(section_models(slug))]
+    assert sorted(n for n in set(names) if names.count(n) > 1) == []

@@ -1,9 +1,236 @@
-"""Lesson section «order» (work in progress: its prose only)."""
+"""Lesson section 1, «order is meaning»: attention alone reads a bag of words.
+
+One head of self-attention (``core.self_attention``, seeded random weights) on
+seeded random word embeddings gives every word the same output whatever the
+order of the sentence; adding PE (``x = e + PE_pos``) makes the outputs differ.
+
+What is compared: the *original* sentence (the one last typed or picked) with
+the *current* one (``state.sentence``, or the lesson's reordered pair when it
+is empty). "Shuffle" permutes the current words and writes them to
+``state.sentence``; an example button sets both. When the current sentence is
+not a reordering of the original (the learner typed a new one), it becomes the
+new original, and the two orders are the same until the next shuffle.
+
+Figures (built once, updated in place):
+
+* ``order_sentences_plot``: the two orders as two columns of words, a line
+  from each word's original place to its current one (``order_words``,
+  ``order_links``);
+* ``order_outputs_plot``: per word, ``‖y(original) − y(current)‖`` without PE
+  and with PE, as bars with their numbers (``order_outputs``).
+
+Every word reaches the page as Bokeh text (canvas) or escaped HTML
+(``order_readout``).
+"""
 
 from __future__ import annotations
 
-from components.lesson.base import LessonSection
+import html
+
+import numpy as np
+import panel as pn
+import param
+from bokeh.models import ColumnDataSource, Legend, LegendItem, Range1d
+from bokeh.plotting import figure
+from bokeh.transform import dodge
+
+from app import core
+from app.strings import text
+from components.lesson.base import LessonSection, number
+from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, style_figure
+
+#: The example sentences: keys of the string table, each an original and its reordering.
+PRESETS = ("order_lesson", "order_preset_2", "order_preset_3")
+ROW_HEIGHT = 46
+
+
+class OrderChoice(param.Parameterized):
+    """The section's own choice: the sentence the current one is compared with ("" = the lesson's)."""
+
+    original = param.String(default="", doc="The original order, words one space apart; '' means the lesson's.")
+
+
+def reordering(a: list[str], b: list[str]) -> bool:
+    """Whether ``b`` holds the words of ``a`` (case ignored), in any order."""
+    return sorted(w.lower() for w in a) == sorted(w.lower() for w in b)
+
+
+def scientific(value: float) -> str:
+    """A tiny difference as the lessons print them (``3.3e-16``), an exact zero as ``0``."""
+    return "0" if value == 0 else f"{value:.1e}"
 
 
 class OrderIsMeaning(LessonSection):
+    """The same sentence in two orders: per word, the attention output's change without and with PE."""
+
     slug = "order"
+    controls = ("d_model",)
+    live_on = ()
+
+    def __init__(self, state, **params):
+        super().__init__(state, **params)
+        self.choice = OrderChoice(original=state.sentence)
+        self._rng = np.random.default_rng()
+        lang = state.lang
+
+        self.words = ColumnDataSource(name="order_words", data={"x": [], "y": [], "word": [], "align": []})
+        self.links = ColumnDataSource(name="order_links", data={"x0": [], "y0": [], "x1": [], "y1": [],
+                                                                "moved": []})
+        self.outputs = ColumnDataSource(name="order_outputs", data={
+            "y": [], "word": [], "without_pe": [], "with_pe": [], "original_pos": [], "current_pos": [],
+            "without_label": [], "with_label": []})
+
+        self.sentences_plot = figure(
+            name="order_sentences_plot", title=text(lang, "order_sentences_title"),
+            x_range=Range1d(-1.25, 1.25, name="order_sentences_x"), y_range=Range1d(-0.5, 4.5),
+            height=2 * ROW_HEIGHT + 5 * ROW_HEIGHT, sizing_mode="stretch_width", tools="", toolbar_location=None,
+        )
+        fig = self.sentences_plot
+        fig.segment(x0="x0", y0="y0", x1="x1", y1="y1", source=self.links, line_color=COLORS["curve"],
+                    line_width=2.5, line_alpha=0.8, name="order_links_glyph")
+        fig.scatter(x="x0", y="y0", source=self.links, size=12, marker="circle", fill_color=COLORS["pos"],
+                    line_color="white", name="order_link_start")
+        fig.scatter(x="x1", y="y1", source=self.links, size=12, marker="square", fill_color=COLORS["target"],
+                    line_color="white", name="order_link_end")
+        fig.text(x="x", y="y", text="word", text_align="align", text_baseline="middle", source=self.words,
+                 text_font_size=LABEL_SIZE, text_color=COLORS["ink"], name="order_words_glyph")
+        self.headers = ColumnDataSource(name="order_headers", data={
+            "x": [-0.35, 0.35], "y": [4.6, 4.6], "label": [text(lang, "order_original"), text(lang, "order_current")],
+            "align": ["right", "left"], "color": [COLORS["pos"], COLORS["target"]]})
+        fig.text(x="x", y="y", text="label", text_align="align", text_color="color", source=self.headers,
+                 text_baseline="bottom", text_font_size=LABEL_SIZE, text_font_style="bold",
+                 name="order_headers_glyph")
+        fig.axis.visible = False
+        fig.grid.visible = False
+        style_figure(fig)
+
+        self.outputs_plot = figure(
+            name="order_outputs_plot", title=text(lang, "order_outputs_title"),
+            x_range=Range1d(0, 1, name="order_outputs_x"), y_range=Range1d(-0.5, 4.5, name="order_outputs_y"),
+            height=5 * ROW_HEIGHT + 150, sizing_mode="stretch_width", tools="", toolbar_location=None,
+        )
+        out = self.outputs_plot
+        without = out.hbar(y=dodge("y", 0.2, range=out.y_range), right="without_pe", height=0.36,
+                           source=self.outputs, fill_color="#999999", line_color=COLORS["ink"], hatch_pattern="/",
+                           hatch_color="white", name="order_without_bars")
+        with_pe = out.hbar(y=dodge("y", -0.2, range=out.y_range), right="with_pe", height=0.36,
+                           source=self.outputs, fill_color=COLORS["pos"], line_color=COLORS["ink"],
+                           name="order_with_bars")
+        for column, label, shift in (("without_pe", "without_label", 0.2), ("with_pe", "with_label", -0.2)):
+            out.text(x=column, y=dodge("y", shift, range=out.y_range), text=label, source=self.outputs,
+                     x_offset=8, text_baseline="middle", text_font_size=TICK_SIZE, text_color=COLORS["ink"],
+                     name=f"order_{column}_numbers")
+        out.xaxis.axis_label = text(lang, "order_outputs_x")
+        out.ygrid.visible = False
+        out.add_layout(Legend(items=[LegendItem(label=text(lang, "order_without_pe"), renderers=[without]),
+                                     LegendItem(label=text(lang, "order_with_pe"), renderers=[with_pe])],
+                              location="bottom_right", label_text_font_size=TICK_SIZE, glyph_width=34,
+                              glyph_height=26, name="order_legend"), "below")
+        style_figure(out)
+
+        self.readout = LiveHTML(name="order_readout", sizing_mode="stretch_width", css=".pe-live{font-size:1.15rem}")
+        self.preset_buttons = []
+        for key in PRESETS:
+            button = pn.widgets.Button(label=text(lang, f"{key}_original"), color="primary", variant="outline",
+                                       stylesheets=[WIDGET_STYLESHEET])
+            button.on_click(lambda _event, key=key: self.pick(key))
+            self.preset_buttons.append(button)
+        self.shuffle_button = pn.widgets.Button(label=text(lang, "order_shuffle"), color="primary",
+                                                stylesheets=[WIDGET_STYLESHEET])
+        self.shuffle_button.on_click(lambda _event: self.shuffle())
+        self._update()
+
+    # ------------------------------------------------------------------
+    # The two orders.
+    # ------------------------------------------------------------------
+
+    def current_words(self) -> list[str]:
+        """The current order: the state's sentence, or the lesson's reordered sentence when it is empty."""
+        return self.state.words() or text(self.state.lang, "order_lesson_current").split()
+
+    def original_words(self) -> list[str]:
+        """The order the current one is compared with."""
+        return self.choice.original.split() or text(self.state.lang, "order_lesson_original").split()
+
+    def pick(self, key: str) -> None:
+        """An example: its original and its reordering (the lesson's pair is the empty sentence)."""
+        lesson = key == "order_lesson"
+        self.choice.original = "" if lesson else text(self.state.lang, f"{key}_original")
+        sentence = "" if lesson else text(self.state.lang, f"{key}_current")
+        if sentence == self.state.sentence:
+            self._update()
+        else:
+            self.state.sentence = sentence
+
+    def shuffle(self) -> None:
+        """Permute the current words (another order when there is one) and make it the state's sentence."""
+        words = self.current_words()
+        order = np.arange(len(words))
+        for _ in range(20):
+            order = self._rng.permutation(len(words))
+            if [words[i] for i in order] != words:
+                break
+        self.state.sentence = " ".join(words[i] for i in order)
+
+    # ------------------------------------------------------------------
+    # Updates.
+    # ------------------------------------------------------------------
+
+    @param.depends("state.sentence", "state.d_model", "state.base", watch=True)
+    def _update(self) -> None:
+        s = self.state
+        current = self.current_words()
+        if not reordering(self.original_words(), current):
+            self.choice.original = s.sentence
+        original = self.original_words()
+        match = core.match_occurrences(original, current)
+        without, with_pe = core.order_differences(original, current, s.d_model, s.base)
+        n = len(original)
+        rows = np.arange(n, dtype=np.float64)
+        y = (n - 1 - rows).tolist()  # first word on top
+        moved = match != np.arange(n)
+        top = max(with_pe.max(), 1e-9)
+        with pn.io.hold():
+            self.words.data = {
+                "x": [-0.35] * n + [0.35] * n,
+                "y": y + y,
+                "word": [f"{w}  {i}" for i, w in enumerate(original)] + [f"{i}  {w}" for i, w in enumerate(current)],
+                "align": ["right"] * n + ["left"] * n,
+            }
+            self.links.data = {"x0": [-0.3] * n, "y0": y, "x1": [0.3] * n,
+                               "y1": (n - 1 - match).astype(np.float64).tolist(), "moved": moved.tolist()}
+            self.sentences_plot.y_range.update(start=-0.6, end=n + 0.3)
+            self.headers.data["y"] = [n - 0.45, n - 0.45]
+            self.sentences_plot.height = (n + 2) * ROW_HEIGHT
+            self.outputs.data = {
+                "y": y, "word": original, "without_pe": without, "with_pe": with_pe,
+                "original_pos": rows.astype(np.int64).tolist(), "current_pos": match.tolist(),
+                "without_label": [scientific(v) for v in without],
+                "with_label": [number(v, 3) for v in with_pe],
+            }
+            self.outputs_plot.x_range.update(start=0, end=1.3 * top)
+            self.outputs_plot.y_range.update(start=-0.6, end=n - 0.4)
+            self.outputs_plot.height = n * ROW_HEIGHT + 150
+            if moved.any():
+                self.readout.object = html.escape(text(
+                    s.lang, "order_readout", original=" ".join(original), current=" ".join(current),
+                    without=scientific(float(without.max())), with_pe=number(float(with_pe.min()), 3)))
+            else:
+                self.readout.object = html.escape(text(s.lang, "order_readout_same", current=" ".join(current)))
+            self._values = {"d_model": str(s.d_model), "words": str(n),
+                            "max_without": scientific(float(without.max())),
+                            "min_with": number(float(with_pe.min()), 3), "max_with": number(float(with_pe.max()), 3)}
+            self.refresh_text()
+
+    def live_values(self) -> dict[str, str]:
+        return dict(getattr(self, "_values", {}))
+
+    def layout(self) -> list[pn.viewable.Viewable]:
+        s = self.state
+        sentence = self.control_panel(("sentence", "d_model"), columns=2)
+        presets = pn.Column(pn.pane.Str(text(s.lang, "order_presets"), styles={"font-size": "1.1rem"}),
+                            pn.FlexBox(*self.preset_buttons, self.shuffle_button), sizing_mode="stretch_width")
+        figures = pn.Row(pn.pane.Bokeh(self.sentences_plot, sizing_mode="stretch_width"),
+                         pn.pane.Bokeh(self.outputs_plot, sizing_mode="stretch_width"), sizing_mode="stretch_width")
+        return [self.passage("intro"), sentence, presets, figures, self.readout, self.passage("try"),
+                self.passage("why")]

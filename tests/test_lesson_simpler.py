@@ -1,0 +1,152 @@
+"""Lesson section «simpler»: the raw number, pos/T and a learned table, each failing; numbers derived by hand."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app import core
+from app.state import ExplorerState
+from components.lesson.simpler import WhyNotSimpler
+from tests.helpers import model_property, press, wait_for_source, wait_until
+
+
+def score_by_hand(k: float, d_model: int) -> float:
+    return math.fsum(math.cos(k / 10000 ** (2 * i / d_model)) for i in range(d_model // 2))
+
+
+# --------------------------------------------------------------------------
+# (a) the raw number
+# --------------------------------------------------------------------------
+
+def test_at_position_300_the_coordinate_is_300():
+    x = core.raw_position_rows(300, 32)
+    assert x[0] == 300 and np.all(np.abs(x[1:]) <= 1)
+    rest = math.fsum(v * v for v in x[1:])
+    assert core.raw_position_share(300, 32) == pytest.approx(300**2 / (300**2 + rest), rel=1e-14)
+    assert core.raw_position_share(300, 32) > 0.999 and core.raw_position_share(0, 32) == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(d_half=st.integers(1, 512), pos=st.integers(0, 2047))
+def test_share_is_the_position_term_of_the_squared_length(d_half, pos):
+    x = core.raw_position_rows(pos, 2 * d_half)
+    assert core.raw_position_share(pos, 2 * d_half) == pytest.approx(pos * pos / float(x @ x), rel=1e-12, abs=1e-300)
+
+
+# --------------------------------------------------------------------------
+# (b) n / T
+# --------------------------------------------------------------------------
+
+def test_lesson_half():
+    assert core.relative_position(4, 8) == 0.5 == core.relative_position(150, 300)
+    assert core.same_ratio_token(4, 8, 300) == 150
+
+
+@settings(max_examples=40, deadline=None)
+@given(T=st.integers(1, 2048), length=st.integers(1, 2048), data=st.data())
+def test_same_ratio_token_is_the_same_fraction(T, length, data):
+    n = data.draw(st.integers(1, T))
+    same = core.same_ratio_token(n, T, length)
+    assert Fraction(n, T) * length == Fraction(same).limit_denominator(2048)
+    if same == int(same):
+        assert core.relative_position(int(same), length) == pytest.approx(core.relative_position(n, T))
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: core.relative_position(0, 8), "n must be token numbers"),
+    (lambda: core.relative_position(9, 8), "n must be token numbers"),
+    (lambda: core.same_ratio_token(9, 8, 300), "n must be an integer in 1 .. T"),
+    (lambda: core.same_ratio_token(1, 8, 0), "length"),
+    (lambda: core.learned_table(0, 8), "rows"),
+    (lambda: core.table_dot_scores(np.ones((3, 4)), 0, 3), "q must be rows"),
+])
+def test_validation(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# --------------------------------------------------------------------------
+# (c) a learned table
+# --------------------------------------------------------------------------
+
+def test_learned_rows_do_not_depend_on_the_length():
+    np.testing.assert_array_equal(core.learned_table(30, 16)[:10], core.learned_table(10, 16))
+
+
+def test_sinusoid_neighbours_all_alike_learned_ones_noise():
+    pe = core.encoding(24, 32)
+    np.testing.assert_allclose(core.neighbour_similarity(pe), score_by_hand(1, 32) / 16, atol=1e-12)
+    learned = core.neighbour_similarity(core.learned_table(24, 32))
+    assert np.abs(learned).max() < 0.8 and np.std(learned) > 0.05
+
+
+def test_learned_scores_depend_on_the_start_sinusoid_ones_do_not():
+    table, pe = core.learned_table(24, 32), core.encoding(24, 32)
+    starts = np.array([0, 8, 15, 20])
+    learned = core.table_dot_scores(table, starts, starts + 3)
+    sinusoid = core.table_dot_scores(pe, starts, starts + 3)
+    np.testing.assert_allclose(sinusoid, 12.272398, atol=1e-6)
+    np.testing.assert_allclose(sinusoid, score_by_hand(3, 32), atol=1e-12)
+    assert np.ptp(learned) > 1.0
+
+
+# --------------------------------------------------------------------------
+# The section without a browser.
+# --------------------------------------------------------------------------
+
+def test_section_updates_in_place():
+    state = ExplorerState(lang="en", T=24, pos=0, k=3)
+    view = WhyNotSimpler(state)
+    learned, ratio_marks, raw = view.learned_scores, view.ratio_marks, view.raw_share
+    before = learned.data
+    assert "has a row for pos = 0" in view.no_row.object
+    state.pos = 20
+    assert "no row" in view.no_row.object and "0 … 15" in view.no_row.object
+    assert view.raw_marker.data["pos"] == [20]
+    state.k = 5
+    assert learned.data is before  # a k step moves two lines only
+    assert [line.location for line in view.k_lines] == [5, 5]
+    state.param.update(T=8, pos=3)
+    assert view.ratio_marks is ratio_marks and ratio_marks.data["x"] == [0.5, 0.5]
+    assert ratio_marks.data["label"][1] == "token 150 of 300 → 0.5"
+    assert view.raw_share is raw and raw.data["pos"][-1] == 300
+    view.choice.other_length = 301
+    assert ratio_marks.data["x"][1:] == [150 / 301, 151 / 301]
+    assert ratio_marks.data["label"][1:] == ["between tokens 150 and 151 of 301", ""]
+    view.choice.trained = 3
+    assert learned.data["p"].max() <= 2 and "no row" in view.no_row.object and "0 … 2" in view.no_row.object
+    sinus = view.sinusoid_scores.data
+    np.testing.assert_allclose(sinus["score"], [score_by_hand(k, 32) for k in sinus["k"]], atol=1e-12)
+
+
+# --------------------------------------------------------------------------
+# In the browser.
+# --------------------------------------------------------------------------
+
+@pytest.mark.browser
+def test_simpler_page(page, app_url, console_errors):
+    page.goto(f"{app_url}/simpler?lang=en&T=8&pos=3&k=3")
+    marks = wait_for_source(page, "simpler_ratio_marks", lambda d: len(d["x"]) == 2)
+    assert marks["x"].tolist() == [0.5, 0.5]
+    share = wait_for_source(page, "simpler_raw_share", lambda d: len(d["pos"]) == 301)
+    np.testing.assert_allclose(share["share"], core.raw_position_share(np.arange(301), 32), atol=1e-12)
+
+    press(page, "position pos", "ArrowRight")
+    marks = wait_for_source(page, "simpler_ratio_marks", lambda d: d["x"][0] == 0.625)
+    # 5/8 of 300 is 187.5: no token of 300 gets it, the two around it are marked
+    assert marks["x"].tolist()[1:] == [187 / 300, 188 / 300]
+    assert list(marks["label"])[1] == "between tokens 187 and 188 of 300"
+    raw = wait_for_source(page, "simpler_raw_marker", lambda d: d["pos"].tolist() == [4])
+    assert raw["share"][0] == pytest.approx(float(core.raw_position_share(4, 32)), abs=1e-12)
+
+    sinus = wait_for_source(page, "simpler_sinusoid_scores", lambda d: len(d["k"]) > 0)
+    np.testing.assert_allclose(sinus["score"], core.relative_scores(sinus["k"], 32), atol=1e-12)
+    press(page, "offset k", "ArrowRight")
+    wait_until(lambda: model_property(page, "simpler_learned_k_line", "location") == 4)
+    assert console_errors == []
