@@ -28,7 +28,7 @@ from app import core
 from app.strings import text
 from components.lesson.base import LessonSection, number
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, LiveHTML, html_pane, style_figure
+from components.theme import COLORS, LABEL_SIZE, WIDGET_STYLESHEET, LiveHTML, html_pane, style_figure
 
 #: Dials drawn at most; more chosen pairs are sampled evenly (first and last always shown).
 MAX_DIALS = 16
@@ -82,7 +82,9 @@ class Fingerprint(LessonSection):
                              line_dash="dotted", name="fingerprint_max_line")
         self.max_label = Label(x=0, y=8, x_units="screen", text="", text_font_size=LABEL_SIZE, x_offset=8,
                                y_offset=-26, name="fingerprint_max_label", text_color=COLORS["ink"])
-        for model in (self.pos_line, self.max_line, self.max_label):
+        self.pos_label = Label(x=0, y=8, text="", text_font_size=LABEL_SIZE, text_color=COLORS["pos"], x_offset=6,
+                               y_offset=4, name="fingerprint_pos_label")
+        for model in (self.pos_line, self.max_line, self.max_label, self.pos_label):
             self.plot.add_layout(model)
         self.plot.scatter(x="q", y="distance", marker="marker", color="color", size=18, line_color="white",
                           source=self.marks, name="fingerprint_marks_glyph")
@@ -120,12 +122,13 @@ class Fingerprint(LessonSection):
         self.dials_plot.grid.visible = False
         style_figure(self.dials_plot)
         self.dials_note = LiveHTML(name="fingerprint_dials_note", sizing_mode="stretch_width")
+        self.far_note = LiveHTML(name="fingerprint_far_note", sizing_mode="stretch_width")
 
         self.buttons = []
         for key, handler in (("fingerprint_slowest", self.slowest_only), ("fingerprint_fastest", self.fastest_only),
                              ("fingerprint_all", self.all_pairs)):
             button = pn.widgets.Button(name=text(lang, key), button_type="primary", button_style="outline",
-                                       css_classes=[key])
+                                       css_classes=[key], stylesheets=[WIDGET_STYLESHEET])
             button.on_click(lambda _event, handler=handler: handler())
             self.buttons.append(button)
         self.presets = pn.Row(html_pane(f'<p class="pe-readout">{html.escape(text(lang, "fingerprint_presets"))}:</p>'),
@@ -168,7 +171,7 @@ class Fingerprint(LessonSection):
         top = 2.0 * math.sqrt(s.pairs_to - s.pairs_from + 1)
         with pn.io.hold():
             send_changes(self.distances, {"q": np.arange(s.T), "distance": distances})
-            rows = [(s.pos, 0.0, text(lang, "fingerprint_pos_label", pos=s.pos), "inverted_triangle", COLORS["pos"])]
+            rows = [(s.pos, 0.0, "", "inverted_triangle", COLORS["pos"])]
             if nearest is not None:
                 q, d = nearest
                 rows.append((q, d, text(lang, "fingerprint_nearest_label", q=q, distance=short(d)), "diamond",
@@ -179,6 +182,8 @@ class Fingerprint(LessonSection):
             self.plot.y_range.update(start=0, end=top * 1.12)
             self.max_line.location = top
             self.max_label.update(y=top, text=text(lang, "fingerprint_max_label", value=short(top)))
+            self.pos_label.update(x=s.pos, y=top, text=text(lang, "fingerprint_pos_label", pos=s.pos))
+            self.far_note.object = f'<p class="pe-readout">{html.escape(self.far_note_text())}</p>'
             self._update_dials(nearest)
 
     def _update_dials(self, nearest: tuple[int, float] | None) -> None:
@@ -210,7 +215,6 @@ class Fingerprint(LessonSection):
         last = s.d_model // 2 - 1
         nearest = self.nearest()
         slow_omega = float(core.frequencies(s.d_model, s.base)[-1])
-        far = "fingerprint_far_inside" if s.T > 300 else "fingerprint_far_outside"
         return {
             "pairs_from": str(s.pairs_from),
             "pairs_to": str(s.pairs_to),
@@ -229,11 +233,15 @@ class Fingerprint(LessonSection):
             "all_max": short(2.0 * math.sqrt(last + 1)),
             "chosen_3_300": short(float(core.fingerprint_distance(3, 300, s.d_model, s.base, s.pairs_from,
                                                                   s.pairs_to))),
-            "far_note": text(s.lang, far, T=s.T),
         }
+
+    def far_note_text(self) -> str:
+        """Whether position 300 is a bar of the figure, for the 3-against-300 numbers."""
+        s = self.state
+        return text(s.lang, "fingerprint_far_inside" if s.T > 300 else "fingerprint_far_outside", T=s.T)
 
     def layout(self) -> list[pn.viewable.Viewable]:
         return [self.passage("intro"), self.control_panel(), self.presets,
                 pn.pane.Bokeh(self.plot, sizing_mode="stretch_width"), self.passage("closest"),
-                self.passage("numbers"), pn.pane.Bokeh(self.dials_plot, sizing_mode="stretch_width"),
+                self.passage("numbers"), self.far_note, pn.pane.Bokeh(self.dials_plot, sizing_mode="stretch_width"),
                 self.dials_note, self.passage("odometer"), self.passage("try")]

@@ -115,6 +115,7 @@ class ShiftIsRotation(LessonSection):
         self.plot.yaxis.axis_label = text(lang, "shift_matrix_y")
         style_figure(self.plot)
         self.plot.title.text_font_size = "15pt"
+        self.note = LiveHTML(name="shift_matrix_note", sizing_mode="stretch_width")
         self.block = LiveHTML(name="shift_block", css=BLOCK_CSS, sizing_mode="stretch_width")
         self.checks = LiveChecks(state)
         self._update_matrix()
@@ -131,6 +132,9 @@ class ShiftIsRotation(LessonSection):
             self.plot.y_range.update(start=n, end=0)
             key = "shift_matrix_full" if s.d_model <= MATRIX_SIZE else "shift_matrix_corner"
             self.plot.title.text = text(s.lang, key, k=s.k, n=s.d_model)
+            note = "shift_note_full" if s.d_model <= MATRIX_SIZE else "shift_note_corner"
+            sentence = html.escape(text(s.lang, note, n=s.d_model, pairs=s.d_model // 2))
+            self.note.object = f'<p class="pe-readout">{sentence}</p>'
             self._update_block()
 
     @param.depends("state.pair", "state.d_model", watch=True)
@@ -157,11 +161,9 @@ class ShiftIsRotation(LessonSection):
             "d_model": str(s.d_model),
             "pairs": str(s.d_model // 2),
             "norm": f"{core.expected_row_norm(s.d_model):.6g}",
-            "matrix_note": text(s.lang, "shift_note_full" if s.d_model <= MATRIX_SIZE else "shift_note_corner",
-                                n=s.d_model, pairs=s.d_model // 2),
         }
 
     def layout(self) -> list[pn.viewable.Viewable]:
-        return [self.passage("intro"), self.control_panel(), self.block, self.passage("matrix"),
+        return [self.passage("intro"), self.control_panel(), self.block, self.passage("matrix"), self.note,
                 pn.Row(pn.pane.Bokeh(self.plot), sizing_mode="stretch_width"), self.passage("pos"),
                 self.passage("norms"), self.checks, self.passage("try")]
