@@ -34,6 +34,8 @@ from components.theme import COLORS, LABEL_SIZE, WIDGET_STYLESHEET, LiveHTML, ht
 MAX_DIALS = 16
 #: Centre-to-centre distance of two dials (radius 1).
 DIAL_STEP = 2.6
+NOTE_CSS = ".nt { font-size: 1.2rem; line-height: 1.45; margin: 0.2rem 0; }"
+
 
 
 def short(value: float) -> str:
@@ -121,8 +123,8 @@ class Fingerprint(LessonSection):
         self.dials_plot.axis.visible = False
         self.dials_plot.grid.visible = False
         style_figure(self.dials_plot)
-        self.dials_note = LiveHTML(name="fingerprint_dials_note", sizing_mode="stretch_width")
-        self.far_note = LiveHTML(name="fingerprint_far_note", sizing_mode="stretch_width")
+        self.dials_note = LiveHTML(name="fingerprint_dials_note", css=NOTE_CSS, sizing_mode="stretch_width")
+        self.far_note = LiveHTML(name="fingerprint_far_note", css=NOTE_CSS, sizing_mode="stretch_width")
 
         self.buttons = []
         for key, handler in (("fingerprint_slowest", self.slowest_only), ("fingerprint_fastest", self.fastest_only),
@@ -183,7 +185,7 @@ class Fingerprint(LessonSection):
             self.max_line.location = top
             self.max_label.update(y=top, text=text(lang, "fingerprint_max_label", value=short(top)))
             self.pos_label.update(x=s.pos, y=top, text=text(lang, "fingerprint_pos_label", pos=s.pos))
-            self.far_note.object = f'<p class="pe-readout">{html.escape(self.far_note_text())}</p>'
+            self.far_note.object = f'<p class="nt">{html.escape(self.far_note_text())}</p>'
             self._update_dials(nearest)
 
     def _update_dials(self, nearest: tuple[int, float] | None) -> None:
@@ -207,7 +209,7 @@ class Fingerprint(LessonSection):
                                       else text(s.lang, "fingerprint_dials_title", pos=s.pos, q=nearest[0]))
         count = s.pairs_to - s.pairs_from + 1
         note = text(s.lang, "fingerprint_dials_sampled", shown=pairs.size, count=count)
-        self.dials_note.object = "" if count <= MAX_DIALS else f'<p class="pe-readout">{html.escape(note)}</p>'
+        self.dials_note.object = "" if count <= MAX_DIALS else f'<p class="nt">{html.escape(note)}</p>'
 
     # ---- prose -----------------------------------------------------------------
     def live_values(self) -> dict[str, str]:

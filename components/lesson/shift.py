@@ -47,6 +47,8 @@ BLOCK_CSS = f"""
 .sb .m1 {{ grid-template-columns: auto; }}
 .sb .op {{ font-size: 1.6rem; }}
 """
+NOTE_CSS = ".nt { font-size: 1.2rem; line-height: 1.45; margin: 0.2rem 0; }"
+
 
 
 def signed(value: float, decimals: int = 4) -> str:
@@ -115,7 +117,7 @@ class ShiftIsRotation(LessonSection):
         self.plot.yaxis.axis_label = text(lang, "shift_matrix_y")
         style_figure(self.plot)
         self.plot.title.text_font_size = "15pt"
-        self.note = LiveHTML(name="shift_matrix_note", sizing_mode="stretch_width")
+        self.note = LiveHTML(name="shift_matrix_note", css=NOTE_CSS, sizing_mode="stretch_width")
         self.block = LiveHTML(name="shift_block", css=BLOCK_CSS, sizing_mode="stretch_width")
         self.checks = LiveChecks(state)
         self._update_matrix()
@@ -134,7 +136,7 @@ class ShiftIsRotation(LessonSection):
             self.plot.title.text = text(s.lang, key, k=s.k, n=s.d_model)
             note = "shift_note_full" if s.d_model <= MATRIX_SIZE else "shift_note_corner"
             sentence = html.escape(text(s.lang, note, n=s.d_model, pairs=s.d_model // 2))
-            self.note.object = f'<p class="pe-readout">{sentence}</p>'
+            self.note.object = f'<p class="nt">{sentence}</p>'
             self._update_block()
 
     @param.depends("state.pair", "state.d_model", watch=True)
