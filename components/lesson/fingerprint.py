@@ -129,7 +129,7 @@ class Fingerprint(LessonSection):
         self.buttons = []
         for key, handler in (("fingerprint_slowest", self.slowest_only), ("fingerprint_fastest", self.fastest_only),
                              ("fingerprint_all", self.all_pairs)):
-            button = pn.widgets.Button(name=text(lang, key), button_type="primary", button_style="outline",
+            button = pn.widgets.Button(label=text(lang, key), color="primary", variant="outline",
                                        css_classes=[key], stylesheets=[WIDGET_STYLESHEET])
             button.on_click(lambda _event, handler=handler: handler())
             self.buttons.append(button)
