@@ -993,3 +993,111 @@ def neighbour_similarity(table: ArrayLike) -> NDArray[np.float64]:
     table = _table(table)
     norms = np.linalg.norm(table, axis=1)
     return np.einsum("pj,pj->p", table[:-1], table[1:]) / (norms[:-1] * norms[1:])
+# Lesson sections «fingerprint» (3: one wave is ambiguous, many are a
+# fingerprint) and «shift» (6: a fixed shift is a fixed rotation).
+# ==========================================================================
+
+__all__ += ["fingerprint_distance", "fingerprint_distances", "nearest_other", "rotation_corner"]
+
+
+def _pair_range(pairs_from: int, pairs_to: int | None, d_model: int) -> tuple[int, int]:
+    """``(pairs_from, pairs_to)`` checked against ``0 <= from <= to <= d_model/2 - 1``."""
+    last = d_model // 2 - 1
+    pairs_from = _integer("pairs_from", pairs_from, 0)
+    pairs_to = last if pairs_to is None else _integer("pairs_to", pairs_to, 0)
+    if pairs_from > last:
+        raise ValueError(f"pairs_from must be an integer in 0 .. d_model/2 - 1 = {last}; got {pairs_from}")
+    if not pairs_from <= pairs_to <= last:
+        raise ValueError(f"pairs_to must be an integer in pairs_from = {pairs_from} .. d_model/2 - 1 = {last}; "
+                         f"got {pairs_to}")
+    return pairs_from, pairs_to
+
+
+def fingerprint_distance(p: ArrayLike, q: ArrayLike, d_model: int, base: float = DEFAULT_BASE,
+                         pairs_from: int = 0, pairs_to: int | None = None) -> NDArray[np.float64]:
+    """Distance between ``PE[p]`` and ``PE[q]`` seen through the pairs ``pairs_from .. pairs_to`` only.
+
+    The Euclidean distance over the columns ``2*pairs_from .. 2*pairs_to + 1``.
+    Pair ``i`` contributes ``(sin a - sin b)^2 + (cos a - cos b)^2
+    = 2 - 2 cos(a - b) = 4 sin^2((a - b) / 2)`` with ``a - b = omega_i (p - q)``, so::
+
+        dist(p, q) = 2 * sqrt( sum_{i = from .. to} sin^2(omega_i (p - q) / 2) )
+
+    computed in that form (no cancellation between two nearly equal rows). It
+    depends on ``p - q`` only; it is 0 for ``p = q`` and at most
+    ``2 sqrt(to - from + 1)``. ``pairs_to`` defaults to the last pair. ``p``
+    and ``q`` are positions (any real values) that broadcast together; the
+    result has their broadcast shape.
+    """
+    omega = frequencies(d_model, base)
+    first, last = _pair_range(pairs_from, pairs_to, 2 * omega.size)
+    p, q = _finite("p", p), _finite("q", q)
+    try:
+        gap = np.subtract(p, q)
+    except ValueError:
+        raise ValueError(f"p and q must broadcast together; got shapes {p.shape} and {q.shape}") from None
+    half = np.sin(np.multiply.outer(gap, omega[first:last + 1] / 2.0))
+    return 2.0 * np.sqrt(np.einsum("...i,...i->...", half, half))
+
+
+def fingerprint_distances(pos: int, T: int, d_model: int, base: float = DEFAULT_BASE,
+                          pairs_from: int = 0, pairs_to: int | None = None) -> NDArray[np.float64]:
+    """``||PE[pos] - PE[q]||`` over the pairs ``pairs_from .. pairs_to``, for every ``q = 0 .. T-1``.
+
+    ``fingerprint_distance(pos, arange(T), ...)``: the same as slicing the
+    columns ``2*pairs_from .. 2*pairs_to + 1`` of ``encoding(T, d_model, base)``
+    and taking the norm of row ``pos`` minus every row. ``pos`` is an integer
+    ``0 .. T-1``. Shape ``(T,)``; entry ``pos`` is 0.
+    """
+    T = _integer("T", T, 1)
+    pos = _integer("pos", pos, 0)
+    if pos >= T:
+        raise ValueError(f"pos must be an integer in 0 .. T-1 = {T - 1}; got {pos}")
+    return fingerprint_distance(pos, np.arange(T, dtype=np.float64), d_model, base, pairs_from, pairs_to)
+
+
+def nearest_other(distances: ArrayLike, pos: int) -> tuple[int, float] | None:
+    """The position closest to ``pos`` other than ``pos`` itself, and its distance.
+
+    ``distances[q]`` is the distance from ``pos`` to ``q`` (as returned by
+    ``fingerprint_distances``). Ties go to the smaller ``q``. ``None`` when
+    there is no other position (a table of one row).
+    """
+    distances = _finite("distances", distances)
+    if distances.ndim != 1 or distances.size < 1:
+        raise ValueError(f"distances must be a 1-D array with at least one entry; got shape {distances.shape}")
+    pos = _integer("pos", pos, 0)
+    if pos >= distances.size:
+        raise ValueError(f"pos must be an integer in 0 .. len(distances)-1 = {distances.size - 1}; got {pos}")
+    if distances.size == 1:
+        return None
+    others = distances.copy()
+    others[pos] = np.inf
+    q = int(np.argmin(others))
+    return q, float(others[q])
+
+
+def rotation_corner(k: float, d_model: int, base: float = DEFAULT_BASE, size: int = 64) -> NDArray[np.float64]:
+    """The top-left ``size x size`` corner of ``M_k`` (the whole matrix when ``d_model <= size``).
+
+    Equal to ``rotation(k, d_model, base)[:size, :size]`` without building the
+    ``d_model x d_model`` matrix: the blocks of pairs ``0 .. size/2 - 1``::
+
+        [[ cos(omega_i k),  sin(omega_i k)],
+         [-sin(omega_i k),  cos(omega_i k)]]   on the diagonal, zeros elsewhere,
+
+    with ``omega_i = base ** (-2i / d_model)`` of the full ``d_model``. ``size``
+    is an even integer >= 2. Shape ``(min(size, d_model),) * 2``.
+    """
+    size = _integer("size", size, 2, even=True)
+    k = _scalar("k", k)
+    theta = k * frequencies(d_model, base)[:size // 2]
+    c, s = np.cos(theta), np.sin(theta)
+    n = 2 * theta.size
+    m = np.zeros((n, n), dtype=np.float64)
+    even = np.arange(0, n, 2)
+    m[even, even] = c
+    m[even, even + 1] = s
+    m[even + 1, even] = -s
+    m[even + 1, even + 1] = c
+    return m

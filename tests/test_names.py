@@ -67,3 +67,15 @@ def test_names_are_unique_across_the_whole_lesson():
     # On / every section is on one page, and Bokeh refuses get_model_by_name for a name used twice.
     names = [name for slug in SECTIONS for name in named_in(section_models(slug))]
     assert sorted(n for n in set(names) if names.count(n) > 1) == []
+@pytest.mark.parametrize("slug", ["fingerprint", "shift"])
+def test_lesson_sections_name_and_document_their_models(slug):
+    from components.lesson.fingerprint import Fingerprint
+    from components.lesson.shift import ShiftIsRotation
+
+    section = {"fingerprint": Fingerprint, "shift": ShiftIsRotation}[slug](ExplorerState(lang="en"))
+    root = pn.panel(section).get_root(Document())
+    models = [m for m in root.references() if isinstance(m, Plot) or (isinstance(m, ColumnDataSource) and m.data)]
+    names = [m.name for m in models]
+    assert all(names), f"unnamed: {[type(m).__name__ for m in models if not m.name]}"
+    assert len(set(names)) == len(names), f"duplicate names in {slug}: {names}"
+    assert set(names) <= LISTED, f"not in the README: {sorted(set(names) - LISTED)}"

@@ -1,9 +1,249 @@
-"""Lesson section «fingerprint» (work in progress: its prose only)."""
+"""Lesson section 3, «one wave is ambiguous; many are a fingerprint».
+
+The learner chooses which pairs take part (``pairs_from`` … ``pairs_to``) and
+sees, for every position q of the table, how far ``PE_q`` is from ``PE_pos``
+through those pairs only (``core.fingerprint_distances``): with the slowest
+pair alone every bar lies on the floor, with all the pairs no other position
+comes close. Below, the chosen pairs' hands at ``pos`` and at the closest other
+position, as a row of dials: the lesson's odometer.
+
+What is resent on a change:
+* pos: the distances (not q), the two marks, the dials' hands, the live numbers;
+* pairs_from / pairs_to: the same, the y range and the dials' faces if their number changed;
+* d_model, T, base: everything.
+"""
 
 from __future__ import annotations
 
-from components.lesson.base import LessonSection
+import html
+import math
+
+import numpy as np
+import panel as pn
+import param
+from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, Label, Range1d, Span
+from bokeh.plotting import figure
+
+from app import core
+from app.strings import text
+from components.lesson.base import LessonSection, number
+from components.sources import send_changes
+from components.theme import COLORS, LABEL_SIZE, WIDGET_STYLESHEET, LiveHTML, html_pane, style_figure
+
+#: Dials drawn at most; more chosen pairs are sampled evenly (first and last always shown).
+MAX_DIALS = 16
+#: Centre-to-centre distance of two dials (radius 1).
+DIAL_STEP = 2.6
+NOTE_CSS = ".nt { font-size: 1.2rem; line-height: 1.45; margin: 0.2rem 0; }"
+
+
+
+def short(value: float) -> str:
+    """A distance for a label or the prose: 2 decimals from 1 up, 3 below, 2 significant digits below 0.01."""
+    if value >= 1:
+        return number(value, 2)
+    if value >= 0.01:
+        return number(value, 3)
+    return "0" if value == 0 else f"{value:.2g}"
+
+
+def dial_pairs(pairs_from: int, pairs_to: int) -> np.ndarray:
+    """The pairs drawn as dials: all of ``pairs_from .. pairs_to``, or ``MAX_DIALS`` of them evenly spread."""
+    count = pairs_to - pairs_from + 1
+    if count <= MAX_DIALS:
+        return np.arange(pairs_from, pairs_to + 1)
+    return np.unique(np.rint(np.linspace(pairs_from, pairs_to, MAX_DIALS)).astype(int))
 
 
 class Fingerprint(LessonSection):
+    """Distances from PE_pos through a chosen range of pairs, presets for the lesson's claims, and the dials."""
+
     slug = "fingerprint"
+    controls = ("pairs_from", "pairs_to", "pos", "d_model", "T")
+    live_on = ("pairs_from", "pairs_to", "pos", "d_model", "T", "base")
+
+    def __init__(self, state, **params):
+        super().__init__(state, **params)
+        lang = state.lang
+        self.distances = ColumnDataSource(name="fingerprint_distances", data={"q": [], "distance": []})
+        self.marks = ColumnDataSource(name="fingerprint_marks", data={"q": [], "distance": [], "label": [],
+                                                                      "marker": [], "color": []})
+        self.dials = ColumnDataSource(name="fingerprint_dials", data={
+            "pair": [], "cx": [], "label": [], "pos_x": [], "pos_y": [], "near_x": [], "near_y": []})
+        self.dials_frame = ColumnDataSource(name="fingerprint_dials_frame",
+                                            data={"left": [], "right": [], "top": [], "bottom": []})
+
+        self.plot = figure(name="fingerprint_plot", title=text(lang, "fingerprint_plot_title"), height=380,
+                           sizing_mode="stretch_width", x_range=Range1d(-0.5, 23.5), y_range=Range1d(0, 8.5),
+                           tools="", toolbar_location=None)
+        bars = self.plot.vbar(x="q", top="distance", width=0.8, source=self.distances, color=COLORS["bar"],
+                              name="fingerprint_bars")
+        self.pos_line = Span(dimension="height", location=0, line_color=COLORS["pos"], line_width=2,
+                             line_dash="dashed", name="fingerprint_pos_line")
+        self.max_line = Span(dimension="width", location=8, line_color=COLORS["ink"], line_width=2,
+                             line_dash="dotted", name="fingerprint_max_line")
+        self.max_label = Label(x=0, y=8, x_units="screen", text="", text_font_size=LABEL_SIZE, x_offset=8,
+                               y_offset=-26, name="fingerprint_max_label", text_color=COLORS["ink"])
+        self.pos_label = Label(x=0, y=8, text="", text_font_size=LABEL_SIZE, text_color=COLORS["pos"], x_offset=6,
+                               y_offset=4, name="fingerprint_pos_label")
+        for model in (self.pos_line, self.max_line, self.max_label, self.pos_label):
+            self.plot.add_layout(model)
+        self.plot.scatter(x="q", y="distance", marker="marker", color="color", size=18, line_color="white",
+                          source=self.marks, name="fingerprint_marks_glyph")
+        self.plot.text(x="q", y="distance", text="label", source=self.marks, text_font_size=LABEL_SIZE,
+                       text_color="color", x_offset=12, y_offset=-8, text_baseline="bottom",
+                       background_fill_color="white", background_fill_alpha=0.85, name="fingerprint_marks_text")
+        self.plot.add_tools(HoverTool(renderers=[bars], tooltips=[("q", "@q"),
+                                                                  ("‖PE_pos − PE_q‖", "@distance{0.0000}")]))
+        self.plot.xaxis.axis_label = text(lang, "fingerprint_x")
+        self.plot.yaxis.axis_label = text(lang, "fingerprint_y")
+        style_figure(self.plot)
+
+        self.dials_plot = figure(name="fingerprint_dials_plot", title="", height=250, sizing_mode="stretch_width",
+                                 match_aspect=True, tools="", toolbar_location=None)
+        frame = self.dials_plot.quad(left="left", right="right", top="top", bottom="bottom", source=self.dials_frame,
+                                     fill_alpha=0, line_alpha=0, name="fingerprint_dials_frame_glyph")
+        # Ranges follow the invisible frame only, so the dials stay round at any width.
+        self.dials_plot.x_range = DataRange1d(renderers=[frame], range_padding=0)
+        self.dials_plot.y_range = DataRange1d(renderers=[frame], range_padding=0)
+        self.dials_plot.circle(x="cx", y=0, radius=1, source=self.dials, fill_color="#f4f4f4",
+                               line_color=COLORS["bar"], line_width=2, name="fingerprint_faces")
+        self.dials_plot.segment(x0="cx", y0=0, x1="near_x", y1="near_y", source=self.dials, line_width=4,
+                                line_color=COLORS["target"], line_dash="dashed",
+                                legend_label=text(lang, "fingerprint_legend_near"), name="fingerprint_near_hands")
+        self.dials_plot.segment(x0="cx", y0=0, x1="pos_x", y1="pos_y", source=self.dials, line_width=4,
+                                line_color=COLORS["pos"], legend_label=text(lang, "fingerprint_legend_pos"),
+                                name="fingerprint_pos_hands")
+        self.dials_plot.text(x="cx", y=-1.15, text="label", source=self.dials, text_align="center",
+                             text_baseline="top", text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
+                             name="fingerprint_dial_labels")
+        self.dials_plot.legend.location = "top_left"
+        self.dials_plot.legend.orientation = "horizontal"
+        self.dials_plot.legend.label_text_font_size = LABEL_SIZE
+        self.dials_plot.axis.visible = False
+        self.dials_plot.grid.visible = False
+        style_figure(self.dials_plot)
+        self.dials_note = LiveHTML(name="fingerprint_dials_note", css=NOTE_CSS, sizing_mode="stretch_width")
+        self.far_note = LiveHTML(name="fingerprint_far_note", css=NOTE_CSS, sizing_mode="stretch_width")
+
+        self.buttons = []
+        for key, handler in (("fingerprint_slowest", self.slowest_only), ("fingerprint_fastest", self.fastest_only),
+                             ("fingerprint_all", self.all_pairs)):
+            button = pn.widgets.Button(label=text(lang, key), color="primary", variant="outline",
+                                       css_classes=[key], stylesheets=[WIDGET_STYLESHEET])
+            button.on_click(lambda _event, handler=handler: handler())
+            self.buttons.append(button)
+        self.presets = pn.Row(html_pane(f'<p class="pe-readout">{html.escape(text(lang, "fingerprint_presets"))}:</p>'),
+                              *self.buttons, sizing_mode="stretch_width", name="fingerprint_presets")
+
+        self._update_table()
+
+    # ---- presets -------------------------------------------------------------
+    def slowest_only(self) -> None:
+        last = self.state.d_model // 2 - 1
+        self.state.param.update(pairs_from=last, pairs_to=last)
+
+    def fastest_only(self) -> None:
+        self.state.param.update(pairs_from=0, pairs_to=0)
+
+    def all_pairs(self) -> None:
+        self.state.param.update(pairs_from=0, pairs_to=self.state.d_model // 2 - 1)
+
+    # ---- data ------------------------------------------------------------------
+    def _distances(self) -> np.ndarray:
+        s = self.state
+        return core.fingerprint_distances(s.pos, s.T, s.d_model, s.base, s.pairs_from, s.pairs_to)
+
+    def nearest(self) -> tuple[int, float] | None:
+        """The other position closest to pos through the chosen pairs, and its distance (None when T = 1)."""
+        return core.nearest_other(self._distances(), self.state.pos)
+
+    @param.depends("state.d_model", "state.T", "state.base", watch=True)
+    def _update_table(self) -> None:
+        with pn.io.hold():
+            self.plot.x_range.update(start=-0.5, end=self.state.T - 0.5)
+            self._update_choice()
+
+    @param.depends("state.pos", "state.pairs_from", "state.pairs_to", watch=True)
+    def _update_choice(self) -> None:
+        s = self.state
+        lang = s.lang
+        distances = self._distances()
+        nearest = core.nearest_other(distances, s.pos)
+        top = 2.0 * math.sqrt(s.pairs_to - s.pairs_from + 1)
+        with pn.io.hold():
+            send_changes(self.distances, {"q": np.arange(s.T), "distance": distances})
+            rows = [(s.pos, 0.0, "", "inverted_triangle", COLORS["pos"])]
+            if nearest is not None:
+                q, d = nearest
+                rows.append((q, d, text(lang, "fingerprint_nearest_label", q=q, distance=short(d)), "diamond",
+                             COLORS["target"]))
+            send_changes(self.marks, {name: [row[j] for row in rows]
+                                      for j, name in enumerate(("q", "distance", "label", "marker", "color"))})
+            self.pos_line.location = s.pos
+            self.plot.y_range.update(start=0, end=top * 1.12)
+            self.max_line.location = top
+            self.max_label.update(y=top, text=text(lang, "fingerprint_max_label", value=short(top)))
+            self.pos_label.update(x=s.pos, y=top, text=text(lang, "fingerprint_pos_label", pos=s.pos))
+            self.far_note.object = f'<p class="nt">{html.escape(self.far_note_text())}</p>'
+            self._update_dials(nearest)
+
+    def _update_dials(self, nearest: tuple[int, float] | None) -> None:
+        s = self.state
+        pairs = dial_pairs(s.pairs_from, s.pairs_to)
+        positions = [s.pos] if nearest is None else [s.pos, nearest[0]]
+        rows = core.encoding_rows(np.asarray(positions, dtype=np.float64), s.d_model, s.base)
+        # A hand points at (PE[., 2i], PE[., 2i+1]) = (sin, cos): 12 o'clock at angle 0, clockwise, like a clock.
+        sin, cos = rows[:, 2 * pairs], rows[:, 2 * pairs + 1]
+        cx = DIAL_STEP * np.arange(pairs.size)
+        near = 1 if nearest is not None else 0
+        send_changes(self.dials, {
+            "pair": pairs, "cx": cx, "label": [text(s.lang, "fingerprint_dial_label", pair=int(i)) for i in pairs],
+            "pos_x": np.round(cx + 0.92 * sin[0], 4), "pos_y": np.round(0.92 * cos[0], 4),
+            "near_x": np.round(cx + 0.92 * sin[near], 4) if nearest is not None else cx,
+            "near_y": np.round(0.92 * cos[near], 4) if nearest is not None else np.zeros(pairs.size),
+        })
+        send_changes(self.dials_frame, {"left": [-1.4], "right": [float(cx[-1]) + 1.4], "top": [1.9],
+                                        "bottom": [-1.9]})
+        self.dials_plot.title.text = (text(s.lang, "fingerprint_dials_title_alone", pos=s.pos) if nearest is None
+                                      else text(s.lang, "fingerprint_dials_title", pos=s.pos, q=nearest[0]))
+        count = s.pairs_to - s.pairs_from + 1
+        note = text(s.lang, "fingerprint_dials_sampled", shown=pairs.size, count=count)
+        self.dials_note.object = "" if count <= MAX_DIALS else f'<p class="nt">{html.escape(note)}</p>'
+
+    # ---- prose -----------------------------------------------------------------
+    def live_values(self) -> dict[str, str]:
+        s = self.state
+        last = s.d_model // 2 - 1
+        nearest = self.nearest()
+        slow_omega = float(core.frequencies(s.d_model, s.base)[-1])
+        return {
+            "pairs_from": str(s.pairs_from),
+            "pairs_to": str(s.pairs_to),
+            "n_pairs": str(s.pairs_to - s.pairs_from + 1),
+            "pairs": str(last + 1),
+            "pos": str(s.pos),
+            "T": str(s.T),
+            "nearest_q": "—" if nearest is None else str(nearest[0]),
+            "nearest_distance": "—" if nearest is None else short(nearest[1]),
+            "max_distance": short(2.0 * math.sqrt(s.pairs_to - s.pairs_from + 1)),
+            "slow_pair": str(last),
+            "slow_wavelength": number(2 * math.pi / slow_omega, 1),
+            "slow_angle": short(297 * slow_omega),
+            "slow_3_300": short(float(core.fingerprint_distance(3, 300, s.d_model, s.base, last, last))),
+            "all_3_300": short(float(core.fingerprint_distance(3, 300, s.d_model, s.base))),
+            "all_max": short(2.0 * math.sqrt(last + 1)),
+            "chosen_3_300": short(float(core.fingerprint_distance(3, 300, s.d_model, s.base, s.pairs_from,
+                                                                  s.pairs_to))),
+        }
+
+    def far_note_text(self) -> str:
+        """Whether position 300 is a bar of the figure, for the 3-against-300 numbers."""
+        s = self.state
+        return text(s.lang, "fingerprint_far_inside" if s.T > 300 else "fingerprint_far_outside", T=s.T)
+
+    def layout(self) -> list[pn.viewable.Viewable]:
+        return [self.passage("intro"), self.control_panel(), self.presets,
+                pn.pane.Bokeh(self.plot, sizing_mode="stretch_width"), self.passage("closest"),
+                self.passage("numbers"), self.far_note, pn.pane.Bokeh(self.dials_plot, sizing_mode="stretch_width"),
+                self.dials_note, self.passage("odometer"), self.passage("try")]

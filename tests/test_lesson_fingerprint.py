@@ -1,0 +1,184 @@
+"""Lesson section «fingerprint»: the restricted distances, their core functions and the section's data.
+
+Expected values are derived here independently of the formula under test: the
+distances by slicing the columns of ``core.encoding`` (or of rows built with
+math.sin/math.cos) and taking a plain norm, not the closed form 2·sqrt(Σ sin²).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app import core
+from app.prose import section_prose
+from app.state import BASES, ExplorerState
+from components.lesson.fingerprint import MAX_DIALS, Fingerprint, dial_pairs, short
+
+
+def sliced_distances(pos: int, T: int, d_model: int, base: float, first: int, last: int) -> np.ndarray:
+    pe = core.encoding(T, d_model, base)[:, 2 * first:2 * last + 2]
+    return np.linalg.norm(pe - pe[pos], axis=1)
+
+
+def row_by_hand(pos: float, d_model: int, base: float) -> list[float]:
+    row = []
+    for i in range(d_model // 2):
+        angle = pos / base ** (2 * i / d_model)
+        row += [math.sin(angle), math.cos(angle)]
+    return row
+
+
+# --------------------------------------------------------------------------
+# Core.
+# --------------------------------------------------------------------------
+
+def test_three_against_three_hundred_with_the_slowest_pair_is_almost_the_same_point():
+    slow, everything = (float(core.fingerprint_distance(3, 300, 32, 10_000, f, 15)) for f in (15, 0))
+    a, b = row_by_hand(3, 32, 10_000), row_by_hand(300, 32, 10_000)
+    assert slow == pytest.approx(math.dist(a[30:], b[30:]), abs=1e-12)
+    assert everything == pytest.approx(math.dist(a, b), abs=1e-12)
+    assert slow < 0.06 < 5 < everything  # 0.0528 of at most 2, against 5.24 of at most 8
+
+
+def test_fastest_pair_alone_nearly_repeats_after_44_positions():
+    # Pair 0 turns 1 rad per position, and 44 = 7·2π + 0.0177: a fast wheel comes back close.
+    near = float(core.fingerprint_distance(0, 44, 32, 10_000, 0, 0))
+    assert near == pytest.approx(math.dist(row_by_hand(0, 32, 10_000)[:2], row_by_hand(44, 32, 10_000)[:2]))
+    assert near < 0.02
+
+
+def test_nearest_other_with_the_lesson_sizes():
+    # All pairs: a neighbour; fastest pair alone: 22 (19 = 3·2π + 0.15); slowest alone: a neighbour, very close.
+    for (first, last), q in {(0, 15): 2, (0, 0): 22, (15, 15): 2}.items():
+        expected = sliced_distances(3, 24, 32, 10_000, first, last)
+        found = core.nearest_other(core.fingerprint_distances(3, 24, 32, 10_000, first, last), 3)
+        assert found[0] == q
+        assert found[1] == pytest.approx(np.sort(expected)[1], abs=1e-12)
+    assert core.nearest_other([0.0], 0) is None
+    assert core.nearest_other([1.0, 0.0, 1.0], 1) == (0, 1.0)  # ties: the smaller q
+
+
+@settings(max_examples=40, deadline=None)
+@given(T=st.integers(1, 300), d_half=st.integers(1, 80), base=st.sampled_from(BASES), data=st.data())
+def test_distances_equal_the_sliced_table(T, d_half, base, data):
+    d_model = 2 * d_half
+    pos = data.draw(st.integers(0, T - 1))
+    first = data.draw(st.integers(0, d_half - 1))
+    last = data.draw(st.integers(first, d_half - 1))
+    got = core.fingerprint_distances(pos, T, d_model, base, first, last)
+    assert got.shape == (T,) and got[pos] == 0
+    np.testing.assert_allclose(got, sliced_distances(pos, T, d_model, base, first, last), rtol=0, atol=1e-9)
+    assert np.all(got <= 2 * math.sqrt(last - first + 1) + 1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(p=st.integers(-5000, 5000), q=st.integers(-5000, 5000), shift=st.integers(-5000, 5000))
+def test_distance_depends_on_the_gap_only(p, q, shift):
+    assert float(core.fingerprint_distance(p, q, 64)) == pytest.approx(
+        float(core.fingerprint_distance(p + shift, q + shift, 64)), abs=1e-9)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"pairs_from": 16}, "pairs_from must be an integer in 0 .. d_model/2 - 1 = 15"),
+    ({"pairs_from": -1}, "pairs_from must be an integer >= 0"),
+    ({"pairs_from": 5, "pairs_to": 4}, "pairs_to must be an integer in pairs_from = 5 .. d_model/2 - 1 = 15"),
+    ({"pairs_to": 16}, "pairs_to must be an integer in pairs_from = 0"),
+    ({"pairs_to": 2.5}, "pairs_to must be an integer"),
+    ({"pos": 24}, "pos must be an integer in 0 .. T-1 = 23"),
+    ({"T": 0}, "T must be an integer >= 1"),
+    ({"d_model": 31}, "d_model must be an even integer"),
+])
+def test_fingerprint_distances_validates(kwargs, message):
+    args = {"pos": 3, "T": 24, "d_model": 32, "base": 10_000.0} | kwargs
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        core.fingerprint_distances(**args)
+
+
+def test_nearest_other_validates():
+    with pytest.raises(ValueError, match="pos must be an integer in 0"):
+        core.nearest_other([0.0, 1.0], 2)
+    with pytest.raises(ValueError, match="distances must be a 1-D array"):
+        core.nearest_other([[0.0]], 0)
+    with pytest.raises(ValueError, match="distances must be finite"):
+        core.nearest_other([0.0, float("nan")], 0)
+
+
+# --------------------------------------------------------------------------
+# The section.
+# --------------------------------------------------------------------------
+
+@pytest.fixture
+def section() -> Fingerprint:
+    return Fingerprint(ExplorerState(d_model=32, T=24, base=10_000, pos=3, lang="en"))
+
+
+def test_sources_follow_the_state_in_place(section):
+    s = section.state
+    source = section.distances
+    assert set(source.data) == {"q", "distance"}
+    np.testing.assert_allclose(source.data["distance"], sliced_distances(3, 24, 32, 10_000, 0, 15), atol=1e-12)
+    s.pos = 10
+    assert section.distances is source
+    np.testing.assert_allclose(source.data["distance"], sliced_distances(10, 24, 32, 10_000, 0, 15), atol=1e-12)
+    s.param.update(pairs_from=4, pairs_to=7)
+    np.testing.assert_allclose(source.data["distance"], sliced_distances(10, 24, 32, 10_000, 4, 7), atol=1e-12)
+    assert section.plot.y_range.end == pytest.approx(2 * math.sqrt(4) * 1.12)
+    s.T = 40
+    assert list(source.data["q"]) == list(range(40))
+
+
+def test_presets_set_the_pair_range(section):
+    s = section.state
+    section.slowest_only()
+    assert (s.pairs_from, s.pairs_to) == (15, 15)
+    marks = section.marks.data
+    assert marks["q"] == [3, 2] and marks["distance"][1] < 1e-3  # the slowest pair: everything is near
+    section.fastest_only()
+    assert (s.pairs_from, s.pairs_to) == (0, 0)
+    assert section.marks.data["q"][1] == 22
+    s.d_model = 64
+    section.all_pairs()
+    assert (s.pairs_from, s.pairs_to) == (0, 31)
+
+
+def test_dials_are_the_chosen_pairs_hands(section):
+    s = section.state
+    data = section.dials.data
+    assert list(data["pair"]) == list(range(16))
+    row = row_by_hand(3, 32, 10_000)
+    np.testing.assert_allclose(np.asarray(data["pos_x"]) - np.asarray(data["cx"]), 0.92 * np.array(row[0::2]),
+                               atol=1e-4)
+    np.testing.assert_allclose(data["pos_y"], 0.92 * np.array(row[1::2]), atol=1e-4)
+    s.d_model = 512  # all 256 pairs chosen: MAX_DIALS of them drawn, from the first to the last
+    assert list(section.dials.data["pair"])[::len(section.dials.data["pair"]) - 1] == [0, 255]
+    assert len(section.dials.data["pair"]) == MAX_DIALS
+    assert "16 of the 256" in section.dials_note.object
+    assert list(dial_pairs(3, 5)) == [3, 4, 5]
+
+
+def test_one_row_table_has_no_other_position():
+    section = Fingerprint(ExplorerState(d_model=32, T=1, lang="es"))
+    assert section.marks.data["q"] == [0]
+    values = section.live_values()
+    assert values["nearest_q"] == "—"
+    assert np.array_equal(section.dials.data["near_x"], section.dials.data["cx"])  # no second hand
+
+
+def test_live_values_cover_the_prose_and_state_the_numbers(section):
+    for lang in ("es", "en"):
+        assert section_prose("fingerprint", lang).keys() <= set(section.live_values())
+    values = section.live_values()
+    assert values["slow_3_300"] == "0.053" and values["all_3_300"] == "5.24"
+    assert values["nearest_q"] == "2" and values["nearest_distance"] == "1.17"
+    assert "outside" in section.far_note.object
+    section.state.T = 400
+    assert "is in this table" in section.far_note.object
+
+
+def test_short_formats():
+    assert short(5.2381) == "5.24" and short(0.0528) == "0.053" and short(0.000177) == "0.00018" and short(0) == "0"
