@@ -139,7 +139,9 @@ class GramMatrix(LessonSection):
             self.figure.x_range.update(start=0, end=s.T)
             self.figure.y_range.update(start=s.T, end=0)
             self.distance_figure.x_range.update(start=-0.5, end=s.T - 0.5)
-            self.distance_figure.y_range.update(start=-0.08 * top - 0.1, end=1.25 * top + 0.1)
+            # Room for the d_model line (two encodings at right angles) and the labels above the curve.
+            high = max(top, float(s.d_model))
+            self.distance_figure.y_range.update(start=-0.08 * high - 0.1, end=1.2 * high + 0.1)
             self.reference.location = s.d_model
             stride = image["stride"][0]
             n = image["image"][0].shape[0]

@@ -182,7 +182,9 @@ class ScoreAsClocks(LessonSection):
 
         self.note = LiveHTML(name="terms_note", sizing_mode="stretch_width")
         self.figures = pn.Column(
-            pn.pane.Bokeh(self.score_figure, sizing_mode="stretch_width"),
+            # The spacer keeps the curve's k axis over the ridges' (the bars sit right of them).
+            pn.Row(pn.pane.Bokeh(self.score_figure, sizing_mode="stretch_width"), pn.Spacer(width=340),
+                   sizing_mode="stretch_width"),
             pn.Row(pn.pane.Bokeh(self.ridge_figure, sizing_mode="stretch_width"),
                    pn.pane.Bokeh(self.bars_figure, width=340), sizing_mode="stretch_width"),
             self.note, sizing_mode="stretch_width", name="terms_view")
