@@ -65,7 +65,7 @@ def lesson():
 
 
 def test_section_rows_are_the_terms(lesson):
-    state, view = lesson
+    _, view = lesson
     data = view.ridges.data
     assert data["pair"].tolist() == list(range(16)) and data["size"].tolist() == [1] * 16
     for row in (0, 5, 15):

@@ -37,3 +37,15 @@ def test_every_figure_and_source_is_named_and_documented(view_name):
 def test_names_are_unique_across_the_whole_page():
     names = [m.name for view_name in VIEWS for m in named_models(view_name)]
     assert sorted(n for n in set(names) if names.count(n) > 1) == []
+
+
+@pytest.mark.parametrize("slug", ["terms", "gram", "rope"])
+def test_sections_past_the_lesson_name_and_document_their_models(slug):
+    from app.lesson import SECTIONS
+
+    root = pn.panel(SECTIONS[slug](ExplorerState(lang="en"))).get_root(Document())
+    models = [m for m in root.references() if isinstance(m, Plot) or (isinstance(m, ColumnDataSource) and m.data)]
+    names = [m.name for m in models]
+    assert models and all(names), f"unnamed: {[type(m).__name__ for m in models if not m.name]}"
+    assert len(set(names)) == len(names), f"duplicate names in {slug}: {names}"
+    assert set(names) <= LISTED, f"not in the README: {sorted(set(names) - LISTED)}"
