@@ -122,7 +122,7 @@ class ScoreAsClocks(LessonSection):
         x_range = Range1d(-1, 1, name="terms_k_range")
         self.score_figure = figure(name="terms_score_plot", title=text(lang, "terms_score_title"), x_range=x_range,
                                    y_range=Range1d(-1, 1, name="terms_score_range"), height=230,
-                                   sizing_mode="stretch_width", tools="", toolbar_location=None, min_border_left=110)
+                                   sizing_mode="stretch_width", tools="", toolbar_location=None, min_border_left=140)
         fig = self.score_figure
         fig.line(x="k", y="score", source=self.curve, line_color=COLORS["curve"], line_width=3, name="terms_curve_line")
         fig.scatter(x="k", y="score", source=self.marker, size=16, fill_color=COLORS["target"], line_color="white",
@@ -133,7 +133,7 @@ class ScoreAsClocks(LessonSection):
         self.rows_range = Range1d(-1, 1, name="terms_rows_range")
         self.ridge_figure = figure(name="terms_plot", title=text(lang, "terms_title"), x_range=x_range,
                                    y_range=self.rows_range, height=560, sizing_mode="stretch_width",
-                                   tools="", toolbar_location=None, min_border_left=110)
+                                   tools="", toolbar_location=None, min_border_left=140)
         fig = self.ridge_figure
         ridge_y = transform("term", CustomJSTransform(args={"source": self.ridges, "ridge": RIDGE}, v_func=_RIDGE_Y))
         ridges = fig.multi_line(xs="k", ys=ridge_y, source=self.ridges, line_color=COLORS["bar"], line_width=1.6,
