@@ -1101,3 +1101,216 @@ def rotation_corner(k: float, d_model: int, base: float = DEFAULT_BASE, size: in
     m[even + 1, even] = -s
     m[even + 1, even + 1] = c
     return m
+# Past the lesson: sections «terms» (the score as a sum of clocks), «gram»
+# (the Gram matrix and distances between encodings) and «rope» (rotary
+# position embedding against the additive scheme).
+# ==========================================================================
+
+__all__ += [
+    "additive_scores",
+    "band_terms",
+    "encoding_distances",
+    "gram_sampled",
+    "pair_bands",
+    "rope_relative",
+    "rope_rotate",
+    "rope_rotation",
+    "rope_scores",
+    "score_terms",
+    "seeded_head",
+]
+
+
+def score_terms(k: ArrayLike, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """Every pair's term of the score: ``cos(omega_i k)``, shape ``k.shape + (d_model // 2,)``.
+
+    Their sum over the last axis is ``S(k) = sum_i cos(omega_i k)`` (``relative_scores``).
+    Fast pairs (small ``i``) swing between -1 and 1 within a few positions; slow pairs stay
+    near 1 for many, which is what holds ``S`` up far from ``k = 0``.
+    """
+    return np.cos(angles(k, d_model, base))
+
+
+def pair_bands(d_model: int, most: int = 32) -> NDArray[np.int64]:
+    """Where each band of consecutive pairs starts, when at most ``most`` rows can be drawn.
+
+    Every pair is its own band while ``d_model / 2 <= most``; beyond, bands of
+    ``ceil((d_model/2) / most)`` consecutive pairs (the last one possibly shorter).
+    Returns the first pair of every band, increasing, starting at 0; band ``b``
+    holds pairs ``starts[b] .. starts[b+1] - 1`` (the last up to ``d_model/2 - 1``).
+    """
+    d_model = _integer("d_model", d_model, 2, even=True)
+    most = _integer("most", most, 1)
+    size = -(-(d_model // 2) // most)
+    return np.arange(0, d_model // 2, size, dtype=np.int64)
+
+
+def band_terms(k: ArrayLike, d_model: int, base: float = DEFAULT_BASE,
+               starts: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Sum of ``cos(omega_i k)`` over the pairs of each band, shape ``k.shape + (bands,)``.
+
+    ``starts`` are the bands' first pairs (``pair_bands``; default: one band per pair).
+    Band ``b`` holds ``sum_{i = starts[b]}^{starts[b+1] - 1} cos(omega_i k)``, so the bands
+    still add up to ``S(k)`` exactly (to rounding): nothing is left out, only grouped.
+    """
+    terms = score_terms(k, d_model, base)
+    if starts is None:
+        return terms
+    starts = np.asarray(starts)
+    pairs = d_model // 2
+    if (starts.ndim != 1 or starts.size == 0 or starts[0] != 0 or np.any(np.diff(starts) <= 0)
+            or starts[-1] >= pairs or not np.issubdtype(starts.dtype, np.integer)):
+        raise ValueError(f"starts must be increasing integers from 0, each below d_model/2 = {pairs}; got {starts!r}")
+    return np.add.reduceat(terms, starts, axis=-1)
+
+
+def encoding_distances(p: ArrayLike, q: ArrayLike, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """Squared distance between two encodings: ``|PE_p - PE_q|^2 = d_model - 2 S(q - p)``.
+
+    Every row has squared length ``d_model / 2`` (each pair is a unit vector), so
+    ``|PE_p - PE_q|^2 = |PE_p|^2 + |PE_q|^2 - 2 PE_p . PE_q = d_model - 2 S(q - p)``:
+    zero for ``p = q``, the same for every two positions the same distance apart.
+    ``p`` and ``q`` broadcast together; the result has their broadcast shape.
+    """
+    p, q = _finite("p", p), _finite("q", q)
+    try:
+        offsets = np.subtract(q, p)
+    except ValueError:
+        raise ValueError(f"p and q must broadcast together; got shapes {p.shape} and {q.shape}") from None
+    d_model = _integer("d_model", d_model, 2, even=True)
+    return d_model - 2.0 * relative_scores(offsets, d_model, base)
+
+
+def gram_sampled(T: int, d_model: int, base: float = DEFAULT_BASE,
+                 most: int = 256) -> tuple[NDArray[np.float64], int]:
+    """The Gram matrix ``PE @ PE.T`` at every ``stride``-th position: ``(G, stride)``.
+
+    ``stride = ceil(T / most)`` (1 while ``T <= most``, then ``G`` is ``gram(T, ...)``);
+    entry ``[a, b]`` is ``G[a stride, b stride] = S((b - a) stride)``: exact values at the
+    positions ``0, stride, 2 stride, ...`` (nothing averaged), so with ``stride > 1`` pairs
+    faster than the stride are sampled, not smoothed. Shape ``(n, n)``, ``n = ceil(T / stride)``.
+    Built from the ``n`` distinct scores of a Toeplitz matrix, not from ``PE``.
+    """
+    T = _integer("T", T, 1)
+    most = _integer("most", most, 1)
+    stride = -(-T // most)
+    n = -(-T // stride)
+    index = np.arange(n)
+    scores = relative_scores(stride * np.arange(-(n - 1), n, dtype=np.float64), d_model, base)
+    return scores[index[None, :] - index[:, None] + (n - 1)], stride
+
+
+def rope_rotation(m: float, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """The rotary embedding's matrix ``R_m``: block diagonal, pair ``i`` turned by ``m omega_i``::
+
+        [[cos(m omega_i), -sin(m omega_i)],
+         [sin(m omega_i),  cos(m omega_i)]]
+
+    (Su et al. 2021, "RoFormer", pairs of neighbouring coordinates, the same ladder
+    ``omega_i = base ** (-2i / d_model)`` as the encoding). ``R_m^T R_n = R_{n-m}``, so
+    ``(R_m q) . (R_n k) = q^T R_{n-m} k`` depends on ``n - m`` alone. Beware the
+    orientation: ``rotation(k)`` moves ``PE[p]`` (pairs stored as ``(sin, cos)``) to
+    ``PE[p + k]`` and equals ``R_{-k}``. Shape ``(d_model, d_model)``.
+    """
+    return rotation(-_scalar("m", m), d_model, base)
+
+
+def rope_rotate(x: ArrayLike, positions: ArrayLike, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """``R_m x`` for vectors ``x`` (shape ``(..., d_model)``) at positions ``m``, without the matrix.
+
+    Pair ``i`` of ``x``, ``(x_2i, x_2i+1)``, becomes
+    ``(x_2i cos(m omega_i) - x_2i+1 sin(m omega_i), x_2i sin(m omega_i) + x_2i+1 cos(m omega_i))``.
+    ``positions`` broadcasts against ``x.shape[:-1]``.
+    """
+    x = _finite("x", x)
+    if x.ndim == 0:
+        raise ValueError("x must have at least one dimension (the d_model coordinates)")
+    d_model = _integer("x.shape[-1] (d_model)", x.shape[-1], 2, even=True)
+    theta = angles(positions, d_model, base)
+    try:
+        shape = np.broadcast_shapes(theta.shape, x[..., 0::2].shape)
+    except ValueError:
+        raise ValueError(f"positions must broadcast against x.shape[:-1] = {x.shape[:-1]}; "
+                         f"got shape {np.shape(positions)}") from None
+    c, s = np.cos(theta), np.sin(theta)
+    first, second = x[..., 0::2], x[..., 1::2]
+    out = np.empty((*shape[:-1], d_model), dtype=np.float64)
+    out[..., 0::2] = first * c - second * s
+    out[..., 1::2] = first * s + second * c
+    return out
+
+
+def _vector(name: str, value: ArrayLike) -> NDArray[np.float64]:
+    value = _finite(name, value)
+    if value.ndim != 1:
+        raise ValueError(f"{name} must be a vector of d_model numbers; got shape {value.shape}")
+    _integer(f"len({name}) (d_model)", value.size, 2, even=True)
+    return value
+
+
+def rope_scores(q: ArrayLike, k: ArrayLike, count: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """Rotary scores ``score[m, n] = (R_m q) . (R_n k)`` for ``m, n = 0 .. count-1``.
+
+    The same query ``q`` and key ``k`` (vectors of ``d_model`` numbers) at every
+    position, turned by their positions. Equals ``rope_relative(q, k, n - m)``: every
+    diagonal is constant. Shape ``(count, count)``.
+    """
+    q, k = _vector("q", q), _vector("k", k)
+    if q.size != k.size:
+        raise ValueError(f"q and k must have the same length; got {q.size} and {k.size}")
+    count = _integer("count", count, 1)
+    positions = np.arange(count, dtype=np.float64)
+    return rope_rotate(q, positions, base) @ rope_rotate(k, positions, base).T
+
+
+def rope_relative(q: ArrayLike, k: ArrayLike, offsets: ArrayLike, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """``f(n - m) = q^T R_{n-m} k``, the rotary score as a function of the offset alone::
+
+        f(d) = sum_i (q_2i k_2i + q_2i+1 k_2i+1) cos(d omega_i) + (q_2i+1 k_2i - q_2i k_2i+1) sin(d omega_i)
+
+    ``offsets`` any shape; the result has that shape.
+    """
+    q, k = _vector("q", q), _vector("k", k)
+    if q.size != k.size:
+        raise ValueError(f"q and k must have the same length; got {q.size} and {k.size}")
+    theta = angles(offsets, q.size, base)
+    along = q[0::2] * k[0::2] + q[1::2] * k[1::2]
+    across = q[1::2] * k[0::2] - q[0::2] * k[1::2]
+    return np.cos(theta) @ along + np.sin(theta) @ across
+
+
+def additive_scores(e: ArrayLike, w_q: ArrayLike, w_k: ArrayLike, count: int,
+                    base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+    """Scores of the additive scheme, the same word ``e`` at every position::
+
+        score[m, n] = (W_Q (e + PE_m)) . (W_K (e + PE_n))
+                    = e'Ae + e'A PE_n + PE_m'A e + PE_m'A PE_n,   A = W_Q^T W_K
+
+    for ``m, n = 0 .. count-1``. Only the last term sees both positions, and it depends
+    on ``n - m`` alone only for special ``A`` (e.g. a scaled rotation per pair); the two
+    cross terms depend on ``m`` and on ``n`` separately. Shape ``(count, count)``.
+    """
+    e = _vector("e", e)
+    d_model = e.size
+    w_q, w_k = _finite("w_q", w_q), _finite("w_k", w_k)
+    for name, w in (("w_q", w_q), ("w_k", w_k)):
+        if w.shape != (d_model, d_model):
+            raise ValueError(f"{name} must be a (d_model, d_model) = ({d_model}, {d_model}) matrix; got {w.shape}")
+    x = e + encoding(count, d_model, base)
+    return (x @ w_q.T) @ (x @ w_k.T).T
+
+
+def seeded_head(d_model: int, seed: int = 0) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """A reproducible word and attention head: ``(e, W_Q, W_K)``.
+
+    ``e`` has standard normal coordinates (length about ``sqrt(d_model)``, comparable to a
+    row of PE, ``sqrt(d_model / 2)``); ``W_Q`` and ``W_K`` have normal entries of variance
+    ``1 / d_model``, so they keep lengths about the same. The same ``seed`` always
+    gives the same numbers (NumPy's PCG64).
+    """
+    d_model = _integer("d_model", d_model, 2, even=True)
+    seed = _integer("seed", seed, 0)
+    rng = np.random.default_rng(seed)
+    e = rng.standard_normal(d_model)
+    scale = 1.0 / math.sqrt(d_model)
+    return e, rng.standard_normal((d_model, d_model)) * scale, rng.standard_normal((d_model, d_model)) * scale

@@ -277,6 +277,44 @@ ES: dict[str, str] = {
     "shift_note_corner": "Con d_model = {n} la matriz tiene {n} × {n} números, demasiados para verlos: la figura "
                          "enseña su esquina de arriba a la izquierda, 64 × 64, los bloques de las parejas 0 … 31 "
                          "de las {pairs}. El resto sigue igual por la diagonal, con ceros fuera.",
+    # Section terms
+    "terms_score_title": "S(k) = Σ cos(ωᵢ·k): la suma de las filas de abajo",
+    "terms_score_y": "S(k)",
+    "terms_title": "Un término por pareja: cos(ωᵢ·k) (rápidas arriba, lentas abajo)",
+    "terms_x": "desplazamiento k",
+    "terms_rows": "pareja i",
+    "terms_bars_title": "Los términos en k",
+    "terms_bars_x": "cos(ωᵢ·k)",
+    "terms_size": "parejas en la fila",
+    "terms_one_per_pair": "Una fila por pareja ({pairs} parejas).",
+    "terms_bands": "{pairs} parejas no caben en {rows} filas: cada fila es una banda de {size} parejas "
+                   "seguidas y muestra la suma de sus términos; las filas siguen sumando S(k) exactamente.",
+    "terms_window": "Se muestran los desplazamientos −{shown} … {shown} de −{last} … {last}.",
+    # Section gram
+    "gram_title": "G = PE·PEᵀ: G[p, q] = S(q − p)",
+    "gram_x": "posición q",
+    "gram_y": "posición p",
+    "gram_colorbar": "puntuación G[p, q]",
+    "gram_every": "Se muestran las {T} × {T} posiciones.",
+    "gram_stride": "Una de cada {stride} posiciones ({n} × {n} de {T} × {T}): cada casilla es el valor exacto "
+                   "G[p, q] en esas posiciones; las de en medio no se dibujan, no se promedian.",
+    "gram_distance_title": "Distancia² desde PE_pos: ‖PE_pos − PE_q‖² = d_model − 2·S(q − pos)",
+    "gram_distance_y": "‖PE_pos − PE_q‖²",
+    "gram_mark_pos": "pos = {q}: 0",
+    "gram_mark_target": "pos + k = {q}: {value:.4f}",
+    "gram_hover_score": "G[p, q]",
+    # Section rope
+    "rope_title": "Rotatoria: (R_m q)·(R_n k)",
+    "additive_title": "Aditiva: (W_Q(e + PE_m))·(W_K(e + PE_n))",
+    "rope_m": "posición de la consulta m",
+    "rope_n": "posición de la clave n",
+    "rope_colorbar": "puntuación",
+    "rope_clock_title": "Pareja {pair}: q en m = {m}, k en n = {n}",
+    "rope_hand_q": "q en m",
+    "rope_hand_k": "k en n",
+    "rope_angle": "Ángulo de q a k: {angle:.1f}° (n − m = {offset}; el mismo para cualquier m).",
+    "rope_hover_score": "puntuación",
+    "rope_window": "m, n = 0 … {last}",
 }
 
 EN: dict[str, str] = {
@@ -534,6 +572,41 @@ EN: dict[str, str] = {
     "shift_note_corner": "With d_model = {n} the matrix holds {n} × {n} numbers, too many to see: the figure shows "
                          "its top-left 64 × 64 corner, the blocks of pairs 0 … 31 of the {pairs}. The rest goes on "
                          "the same way down the diagonal, with zeros elsewhere.",
+    "terms_score_title": "S(k) = Σ cos(ωᵢ·k): the sum of the rows below",
+    "terms_score_y": "S(k)",
+    "terms_title": "One term per pair: cos(ωᵢ·k) (fast on top, slow below)",
+    "terms_x": "offset k",
+    "terms_rows": "pair i",
+    "terms_bars_title": "The terms at k",
+    "terms_bars_x": "cos(ωᵢ·k)",
+    "terms_size": "pairs in the row",
+    "terms_one_per_pair": "One row per pair ({pairs} pairs).",
+    "terms_bands": "{pairs} pairs do not fit in {rows} rows: each row is a band of {size} consecutive pairs "
+                   "and shows the sum of their terms; the rows still add up to S(k) exactly.",
+    "terms_window": "Offsets −{shown} … {shown} shown, of −{last} … {last}.",
+    "gram_title": "G = PE·PEᵀ: G[p, q] = S(q − p)",
+    "gram_x": "position q",
+    "gram_y": "position p",
+    "gram_colorbar": "score G[p, q]",
+    "gram_every": "All {T} × {T} positions shown.",
+    "gram_stride": "One position in {stride} shown ({n} × {n} of {T} × {T}): each cell is the exact value "
+                   "G[p, q] at those positions; the ones in between are not drawn, not averaged.",
+    "gram_distance_title": "Squared distance from PE_pos: ‖PE_pos − PE_q‖² = d_model − 2·S(q − pos)",
+    "gram_distance_y": "‖PE_pos − PE_q‖²",
+    "gram_mark_pos": "pos = {q}: 0",
+    "gram_mark_target": "pos + k = {q}: {value:.4f}",
+    "gram_hover_score": "G[p, q]",
+    "rope_title": "Rotary: (R_m q)·(R_n k)",
+    "additive_title": "Additive: (W_Q(e + PE_m))·(W_K(e + PE_n))",
+    "rope_m": "query position m",
+    "rope_n": "key position n",
+    "rope_colorbar": "score",
+    "rope_clock_title": "Pair {pair}: q at m = {m}, k at n = {n}",
+    "rope_hand_q": "q at m",
+    "rope_hand_k": "k at n",
+    "rope_angle": "Angle from q to k: {angle:.1f}° (n − m = {offset}; the same for every m).",
+    "rope_hover_score": "score",
+    "rope_window": "m, n = 0 … {last}",
 }
 
 TABLES: dict[str, dict[str, str]] = {"es": ES, "en": EN}

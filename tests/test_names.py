@@ -77,5 +77,13 @@ def test_lesson_sections_name_and_document_their_models(slug):
     models = [m for m in root.references() if isinstance(m, Plot) or (isinstance(m, ColumnDataSource) and m.data)]
     names = [m.name for m in models]
     assert all(names), f"unnamed: {[type(m).__name__ for m in models if not m.name]}"
+@pytest.mark.parametrize("slug", ["terms", "gram", "rope"])
+def test_sections_past_the_lesson_name_and_document_their_models(slug):
+    from app.lesson import SECTIONS
+
+    root = pn.panel(SECTIONS[slug](ExplorerState(lang="en"))).get_root(Document())
+    models = [m for m in root.references() if isinstance(m, Plot) or (isinstance(m, ColumnDataSource) and m.data)]
+    names = [m.name for m in models]
+    assert models and all(names), f"unnamed: {[type(m).__name__ for m in models if not m.name]}"
     assert len(set(names)) == len(names), f"duplicate names in {slug}: {names}"
     assert set(names) <= LISTED, f"not in the README: {sorted(set(names) - LISTED)}"

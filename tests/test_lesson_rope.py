@@ -1,0 +1,155 @@
+"""Section «rope»: rotary scores depend on n − m alone; the additive scheme's do not.
+
+The rotation is built here from its formula, block by block, independently of app.core.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app import core
+from app.state import BASES, ExplorerState
+from components.lesson.rope import RotaryPosition
+from tests.helpers import press, source_data, wait_for_source, wait_until
+
+
+def rotation_by_hand(m: float, d_model: int, base: float) -> np.ndarray:
+    """R_m: pair i turned by m * base^(-2i/d_model), counter-clockwise in the plane (x_2i, x_2i+1)."""
+    r = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        theta = m / base ** (2 * i / d_model)
+        c, s = math.cos(theta), math.sin(theta)
+        r[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[c, -s], [s, c]]
+    return r
+
+
+def pe_by_hand(pos: float, d_model: int, base: float) -> np.ndarray:
+    row = []
+    for i in range(d_model // 2):
+        angle = pos / base ** (2 * i / d_model)
+        row += [math.sin(angle), math.cos(angle)]
+    return np.array(row)
+
+
+sizes = st.integers(1, 32).map(lambda h: 2 * h)
+
+
+@settings(max_examples=40, deadline=None)
+@given(d_model=sizes, count=st.integers(1, 20), base=st.sampled_from(BASES), seed=st.integers(0, 2**32 - 1),
+       m=st.integers(-500, 500))
+def test_rotary_scores_depend_on_the_offset_only(d_model, count, base, seed, m):
+    rng = np.random.default_rng(seed)
+    q, k = rng.normal(size=d_model) * 3, rng.normal(size=d_model)
+    np.testing.assert_allclose(core.rope_rotate(q, m, base), rotation_by_hand(m, d_model, base) @ q, atol=1e-12)
+    np.testing.assert_allclose(core.rope_rotation(m, d_model, base), rotation_by_hand(m, d_model, base), atol=1e-15)
+    scores = core.rope_scores(q, k, count, base)
+    scale = 1e-12 * (1 + np.abs(q).sum() * np.abs(k).sum())
+    for a in range(count):
+        for b in range(count):
+            by_hand = (rotation_by_hand(a, d_model, base) @ q) @ (rotation_by_hand(b, d_model, base) @ k)
+            assert scores[a, b] == pytest.approx(by_hand, abs=scale)
+            relative = q @ rotation_by_hand(b - a, d_model, base) @ k
+            assert scores[a, b] == pytest.approx(relative, abs=scale)
+    for offset in range(-(count - 1), count):
+        assert np.ptp(np.diagonal(scores, offset)) <= scale
+    offsets = np.arange(-(count - 1), count)
+    np.testing.assert_allclose(core.rope_relative(q, k, offsets, base),
+                               [q @ rotation_by_hand(x, d_model, base) @ k for x in offsets], atol=scale)
+
+
+def test_the_encodings_shift_is_the_rotary_rotation_backwards():
+    # core.rotation(k) maps PE[p] (pairs stored as (sin, cos)) to PE[p + k]: it is R_{-k}.
+    for k in (-5, 0, 3, 17):
+        np.testing.assert_allclose(rotation_by_hand(-k, 16, 1e4) @ pe_by_hand(4, 16, 1e4), pe_by_hand(4 + k, 16, 1e4),
+                                   atol=1e-12)
+        np.testing.assert_allclose(core.rope_rotation(k, 16), core.rotation(-k, 16), atol=0)
+
+
+def test_additive_scores_by_hand_and_their_diagonals():
+    e, w_q, w_k = core.seeded_head(16, 0)
+    scores = core.additive_scores(e, w_q, w_k, 12)
+    for m, n in ((0, 0), (3, 7), (11, 2)):
+        by_hand = (w_q @ (e + pe_by_hand(m, 16, 1e4))) @ (w_k @ (e + pe_by_hand(n, 16, 1e4)))
+        assert scores[m, n] == pytest.approx(by_hand, abs=1e-10)
+    assert max(np.ptp(np.diagonal(scores, d)) for d in range(-11, 12)) > 0.5  # random heads: not distance-only
+    # With W_Q = W_K = I and no word, only PE_m · PE_n is left: distance-only again.
+    plain = core.additive_scores(np.zeros(16), np.eye(16), np.eye(16), 12)
+    assert max(np.ptp(np.diagonal(plain, d)) for d in range(-11, 12)) < 1e-12
+
+
+def test_seeded_head_is_reproducible_and_arguments_are_checked():
+    a, b = core.seeded_head(8, 3), core.seeded_head(8, 3)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    assert not np.array_equal(a[0], core.seeded_head(8, 4)[0])
+    with pytest.raises(ValueError, match="len\\(q\\) \\(d_model\\) must be an even integer"):
+        core.rope_scores(np.ones(3), np.ones(3), 4)
+    with pytest.raises(ValueError, match="q and k must have the same length"):
+        core.rope_scores(np.ones(4), np.ones(6), 4)
+    with pytest.raises(ValueError, match="w_k must be a \\(d_model, d_model\\)"):
+        core.additive_scores(np.ones(4), np.eye(4), np.eye(6), 3)
+    with pytest.raises(ValueError, match="positions must broadcast"):
+        core.rope_rotate(np.ones((3, 4)), np.arange(5))
+    with pytest.raises(ValueError, match="count must be an integer >= 1"):
+        core.rope_scores(np.ones(4), np.ones(4), 0)
+
+
+def test_section_matrices_and_hands():
+    state = ExplorerState(d_model=32, T=24, pos=0, k=3, pair=0, lang="en")
+    view = RotaryPosition(state)
+    e, w_q, w_k = core.seeded_head(32, 0)
+    q, k = w_q @ e, w_k @ e
+    data = view.rope.data
+    assert len(data["score"]) == 24 * 24
+    for row in (0, 100, 575):
+        m, n = int(data["m"][row]), int(data["n"][row])
+        assert data["score"][row] == pytest.approx(q @ rotation_by_hand(n - m, 32, 1e4) @ k, abs=1e-10)
+        by_hand = (w_q @ (e + pe_by_hand(m, 32, 1e4))) @ (w_k @ (e + pe_by_hand(n, 32, 1e4)))
+        assert view.additive.data["score"][row] == pytest.approx(by_hand, abs=1e-10)
+    angle = view.angle.object
+    rope_data = view.rope.data
+    state.pos = 9
+    assert view.rope.data is rope_data  # a pos step does not resend the matrices
+    assert view.angle.object == angle  # the angle depends on n - m only
+    assert view.cell.data == {"m": [9], "n": [12]}
+    assert view.hands.data["label"] == ["q at m = 9", "k at n = 12"]
+    qa = rotation_by_hand(9, 32, 1e4) @ q
+    assert view.hands.data["x"][0] == pytest.approx(qa[0] / math.hypot(qa[0], qa[1]), abs=1e-4)
+    state.T = 200
+    assert len(view.rope.data["score"]) == 64 * 64 and len(view.additive.data["score"]) == 64 * 64
+    assert view.live_values()["rope_spread"].endswith(("e-15", "e-14", "e-13"))
+
+
+@pytest.mark.browser
+def test_rope_page_follows_the_keyboard(page, app_url, console_errors):
+    page.goto(f"{app_url}/rope?lang=en&d_model=32&T=24&pos=0&k=3&pair=0")
+    data = wait_for_source(page, "rope_scores", lambda d: len(d["score"]) == 576)
+    e, w_q, w_k = core.seeded_head(32, 0)
+    q, k = w_q @ e, w_k @ e
+    expected = [q @ rotation_by_hand(n - m, 32, 1e4) @ k for m, n in zip(data["m"], data["n"], strict=True)]
+    np.testing.assert_allclose(data["score"], expected, atol=1e-10)
+    additive = wait_for_source(page, "additive_scores", lambda d: len(d["score"]) == 576)
+    x = {p: e + pe_by_hand(p, 32, 1e4) for p in range(24)}
+    by_hand = [(w_q @ x[m]) @ (w_k @ x[n]) for m, n in zip(additive["m"], additive["n"], strict=True)]
+    np.testing.assert_allclose(additive["score"], by_hand, atol=1e-10)
+
+    def angle_text() -> str:
+        return page.locator(".pe-live").filter(has_text="Angle from q to k").inner_text()
+
+    def angle_by_hand(m: int, n: int) -> float:
+        a, b = rotation_by_hand(m, 32, 1e4) @ q, rotation_by_hand(n, 32, 1e4) @ k
+        turn = math.atan2(b[1], b[0]) - math.atan2(a[1], a[0])
+        return math.degrees(math.remainder(turn, 2 * math.pi))
+
+    wait_until(lambda: f"{angle_by_hand(0, 3):.1f}°" in angle_text(), message="angle never shown")
+    press(page, "position pos", "ArrowRight", times=2)
+    wait_for_source(page, "rope_hands", lambda d: list(d["label"]) == ["q at m = 2", "k at n = 5"])
+    assert f"{angle_by_hand(2, 5):.1f}°" in angle_text() and f"{angle_by_hand(0, 3):.1f}°" in angle_text()
+    press(page, "offset k", "ArrowRight")
+    wait_until(lambda: f"{angle_by_hand(2, 6):.1f}°" in angle_text(), message="angle did not follow k")
+    assert source_data(page, "rope_cell")["n"].tolist() == [6]
+    assert console_errors == []

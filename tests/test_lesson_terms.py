@@ -1,0 +1,144 @@
+"""Section «terms»: S(k) as a sum of one cosine per pair, checked against sums written out here."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app import core
+from app.state import BASES, ExplorerState
+from components.lesson.terms import MAX_SHOWN, ScoreAsClocks
+from tests.helpers import model_property, press, source_data, wait_for_source, wait_until
+
+
+def term_by_hand(k: float, i: int, d_model: int, base: float) -> float:
+    return math.cos(k / base ** (2 * i / d_model))
+
+
+def score_by_hand(k: float, d_model: int, base: float) -> float:
+    return math.fsum(term_by_hand(k, i, d_model, base) for i in range(d_model // 2))
+
+
+def test_lesson_number_is_the_sum_of_the_terms():
+    terms = core.score_terms(3, 32)
+    assert terms.shape == (16,)
+    assert [round(t, 12) for t in terms] == [round(term_by_hand(3, i, 32, 10_000), 12) for i in range(16)]
+    assert float(terms.sum()) == pytest.approx(12.272398, abs=5e-7)  # the first lesson's printed S(3)
+
+
+@settings(max_examples=40, deadline=None)
+@given(d_model=st.integers(1, 256).map(lambda h: 2 * h), most=st.integers(1, 40), k=st.integers(-2047, 2047),
+       base=st.sampled_from(BASES))
+def test_bands_cover_every_pair_once_and_keep_the_sum(d_model, most, k, base):
+    starts = core.pair_bands(d_model, most)
+    pairs = d_model // 2
+    assert starts[0] == 0 and np.all(np.diff(starts) > 0) and starts[-1] < pairs
+    assert starts.size <= most and (starts.size == pairs or pairs > most)
+    bands = core.band_terms(k, d_model, base, starts)
+    assert bands.shape == (starts.size,)
+    assert float(bands.sum()) == pytest.approx(score_by_hand(k, d_model, base), abs=1e-9 * d_model)
+    edges = [*starts.tolist(), pairs]
+    for b in range(starts.size):
+        expected = math.fsum(term_by_hand(k, i, d_model, base) for i in range(edges[b], edges[b + 1]))
+        assert bands[b] == pytest.approx(expected, abs=1e-9 * d_model)
+
+
+def test_arguments_are_checked():
+    with pytest.raises(ValueError, match="d_model must be an even integer"):
+        core.pair_bands(33)
+    with pytest.raises(ValueError, match="most must be an integer >= 1"):
+        core.pair_bands(32, 0)
+    with pytest.raises(ValueError, match="starts must be increasing integers from 0"):
+        core.band_terms(3, 32, starts=[1, 4])
+    with pytest.raises(ValueError, match="starts must be increasing"):
+        core.band_terms(3, 32, starts=[0, 16])
+
+
+@pytest.fixture
+def lesson():
+    state = ExplorerState(d_model=32, T=24, k=3, lang="en")
+    return state, ScoreAsClocks(state)
+
+
+def test_section_rows_are_the_terms(lesson):
+    _, view = lesson
+    data = view.ridges.data
+    assert data["pair"].tolist() == list(range(16)) and data["size"].tolist() == [1] * 16
+    for row in (0, 5, 15):
+        k = np.asarray(data["k"][row])
+        assert k.tolist() == list(range(-23, 24))
+        expected = [term_by_hand(x, row, 32, 10_000) for x in k]
+        np.testing.assert_allclose(data["term"][row], expected, atol=1e-6)  # float32 for drawing
+    bars = view.bars.data["term"]
+    assert bars.tolist() == pytest.approx([term_by_hand(3, i, 32, 10_000) for i in range(16)], abs=1e-12)
+    assert view.live_values()["S_k"] == "12.2724"
+
+
+def test_k_and_pair_update_in_place(lesson):
+    state, view = lesson
+    ridges, bars, ridge_data = view.ridges, view.bars, view.ridges.data
+    state.k = -7
+    assert view.bars is bars and view.ridges.data is ridge_data  # the big source untouched
+    assert bars.data["term"].tolist() == pytest.approx([term_by_hand(-7, i, 32, 10_000) for i in range(16)],
+                                                       abs=1e-12)
+    assert view.k_lines[0].location == -7 and view.marker.data["score"] == [pytest.approx(score_by_hand(-7, 32, 1e4))]
+    state.pair = 9
+    assert view.selected_ridge.indices == [9] and view.selected_bar.indices == [9]
+    assert ridges is view.ridges
+
+
+def test_a_click_on_a_row_selects_its_pair(lesson):
+    state, view = lesson
+    view.bars.selected.indices = [6]
+    assert state.pair == 6 and view.bars.selected.indices == []
+    state.d_model = 256  # 128 pairs: bands of 4
+    view.ridges.selected.indices = [5]
+    assert state.pair == 20 and view.selected_bar.indices == [5]
+
+
+def test_wide_and_long_tables_are_grouped_and_windowed():
+    state = ExplorerState(d_model=1024, T=2048, k=700, lang="en")
+    view = ScoreAsClocks(state)
+    data = view.ridges.data
+    assert len(data["row"]) == 32 and set(data["size"].tolist()) == {16}
+    assert np.asarray(data["k"][0]).tolist() == list(range(-MAX_SHOWN, MAX_SHOWN + 1))
+    assert float(view.bars.data["term"].sum()) == pytest.approx(score_by_hand(700, 1024, 10_000), abs=1e-9)
+    assert "band of 16" in view.note.object and "−511 … 511" in view.note.object
+    state.d_model = 64
+    assert "One row per pair (32 pairs)" in view.note.object
+
+
+@pytest.mark.browser
+def test_terms_page_follows_the_keyboard(page, app_url, console_errors):
+    page.goto(f"{app_url}/terms?lang=en&d_model=32&T=24&k=3&pair=0")
+    ridges = wait_for_source(page, "score_terms", lambda d: len(d["row"]) == 16)
+    np.testing.assert_allclose(ridges["term"][3], [term_by_hand(x, 3, 32, 10_000) for x in range(-23, 24)],
+                               atol=1e-6)
+    bars = wait_for_source(page, "terms_bars", lambda d: len(d["term"]) == 16)
+    assert float(np.sum(bars["term"])) == pytest.approx(12.272398, abs=5e-7)
+    page.evaluate("""() => {
+      for (const doc of Bokeh.documents) {
+        const m = doc.get_model_by_name("score_terms");
+        if (m) { window.__ridgeSends = 0; m.properties.data.change.connect(() => window.__ridgeSends++); }
+      }
+    }""")
+    press(page, "offset k", "ArrowRight")
+    bars = wait_for_source(page, "terms_bars", lambda d: abs(d["term"][0] - term_by_hand(4, 0, 32, 1e4)) < 1e-9)
+    np.testing.assert_allclose(bars["term"], [term_by_hand(4, i, 32, 10_000) for i in range(16)], atol=1e-12)
+    assert source_data(page, "terms_marker")["k"].tolist() == [4]
+    press(page, "pair i", "ArrowRight")
+    wait_until(lambda: model_property(page, "terms_selected_bar", "indices") == [1], message="pair 1 not selected")
+    assert page.evaluate("window.__ridgeSends") == 0
+    # What a TapTool does on a click: select the bar of row 6; the server makes it the state's pair.
+    page.evaluate("""() => {
+      for (const doc of Bokeh.documents) {
+        const m = doc.get_model_by_name("terms_bars");
+        if (m) m.selected.indices = [6];
+      }
+    }""")
+    wait_until(lambda: model_property(page, "terms_selected_ridge", "indices") == [6], message="a tap did not select")
+    assert console_errors == []
