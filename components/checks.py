@@ -65,6 +65,9 @@ def _card(name: str) -> LiveHTML:
     return LiveHTML(name=name, css=CHECK_CSS, sizing_mode="stretch_width", margin=(2, 10))
 
 
+#: An error above this is a property that does not hold (rounding stays below ~1e-11 at the largest size).
+BROKEN = 1e-9
+
 #: Tables up to this many numbers are checked in the update itself (~1 ms at most); larger ones,
 #: in a served session, on the checks' worker thread (``run_later``).
 SMALL_TABLE = 1 << 18
@@ -270,8 +273,10 @@ class LiveChecks(pn.viewable.Viewer):
             self.norm.object = check_card(s.lang, "check_norm", expected=core.expected_row_norm(s.d_model),
                                           error=verdict.norm_error)
         else:
+            # A broken property gets the remark's edge (the sentence says it in words).
             self.norm.object = check_card(s.lang, "check_norm_mistake", expected=core.expected_row_norm(s.d_model),
-                                          low=verdict.norm_low, high=verdict.norm_high, error=verdict.norm_error)
+                                          low=verdict.norm_low, high=verdict.norm_high, error=verdict.norm_error,
+                                          remark=verdict.norm_error > BROKEN)
         if verdict.k != s.k:
             return False
         if verdict.residual is None:
@@ -279,7 +284,8 @@ class LiveChecks(pn.viewable.Viewer):
         elif s.mistake != "none":
             first = max(0, -s.k)
             self.rotation.object = check_card(s.lang, "check_rotation_mistake", first=first,
-                                              last=first + s.T - abs(s.k) - 1, error=verdict.residual)
+                                              last=first + s.T - abs(s.k) - 1, error=verdict.residual,
+                                              remark=verdict.residual > BROKEN)
         else:
             count = s.T - abs(s.k)  # positions p with p and p + k both rows of the table
             key = "check_rotation" if count > 1 else "check_rotation_one"
