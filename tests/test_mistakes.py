@@ -127,7 +127,8 @@ def rotation_error_by_hand(pe: np.ndarray, k: int, first: list[int], second: lis
 
         def cost(t, src=src, dst=dst):
             c, s = math.cos(t), math.sin(t)
-            return sum((c * x + s * y - u) ** 2 + (-s * x + c * y - v) ** 2 for (x, y), (u, v) in zip(src, dst, strict=True))
+            return sum((c * x + s * y - u) ** 2 + (-s * x + c * y - v) ** 2
+                       for (x, y), (u, v) in zip(src, dst, strict=True))
 
         grid = np.linspace(-math.pi, math.pi, 721)
         t = grid[int(np.argmin([cost(g) for g in grid]))]
