@@ -37,3 +37,14 @@ def test_every_figure_and_source_is_named_and_documented(view_name):
 def test_names_are_unique_across_the_whole_page():
     names = [m.name for view_name in VIEWS for m in named_models(view_name)]
     assert sorted(n for n in set(names) if names.count(n) > 1) == []
+
+
+def test_the_mistakes_section_names_are_unique_and_documented():
+    from components.lesson.mistakes import CommonMistakes
+
+    root = pn.panel(CommonMistakes(ExplorerState(lang="en"))).get_root(Document())
+    models = [m for m in root.references() if isinstance(m, Plot) or (isinstance(m, ColumnDataSource) and m.data)]
+    names = [m.name for m in models]
+    assert all(names) and len(set(names)) == len(names)
+    assert "mistake_norms" in names and "mistake_norms_plot" in names
+    assert set(names) <= LISTED, sorted(set(names) - LISTED)
