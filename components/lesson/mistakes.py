@@ -76,11 +76,13 @@ class CommonMistakes(LessonSection):
         s = self.state
         data = norms_data(s.T, s.d_model, s.base, s.mistake)
         expected = core.expected_row_norm(s.d_model)
-        high = max(expected, float(data["norm"].max()))
+        low, high = min(expected, float(data["norm"].min())), max(expected, float(data["norm"].max()))
+        # Zoomed on the lengths (a wobble of a few percent must show), never below 0, with room for the label.
+        span = max(high - low, 0.1 * expected)
         with pn.io.hold():
             self.norms.data = data
             self.norms_figure.x_range.update(start=-0.5, end=s.T - 0.5)
-            self.norms_figure.y_range.update(start=0.0, end=1.25 * high)
+            self.norms_figure.y_range.update(start=max(0.0, low - 0.3 * span), end=high + 0.5 * span)
             self.expected_line.location = expected
             self.expected_label.update(y=expected, text=text(s.lang, "mistake_norms_expected",
                                                                value=f"{expected:.6g}"))
