@@ -137,7 +137,7 @@ def angles(positions: ArrayLike, d_model: int, base: float = DEFAULT_BASE) -> ND
 
 
 def encoding_rows(positions: ArrayLike, d_model: int, base: float = DEFAULT_BASE,
-                  dtype: DTypeLike = np.float64) -> NDArray[np.floating]:
+                  dtype: DTypeLike = np.float64, mistake: str = "none") -> NDArray[np.floating]:
     """Encoding vectors ``PE[pos]`` for arbitrary positions.
 
     Column ``2i`` is ``sin(pos * omega_i)`` and column ``2i+1`` is
@@ -151,8 +151,14 @@ def encoding_rows(positions: ArrayLike, d_model: int, base: float = DEFAULT_BASE
     block). Every value is then within ~3e-7 of the float64 one (the float32
     rounding of the angle and of the result). Float32 sines of the unreduced
     angles would be off by up to ~1e-4 at position 2048.
+
+    ``mistake`` (default ``"none"``, the correct encoding) builds instead one
+    of the published bugs of ``MISTAKES``; see ``mistake_columns`` for their
+    exact column formulas.
     """
     dtype = _float_dtype(dtype)
+    if mistake != "none":
+        return _mistaken_rows(positions, d_model, base, dtype, mistake)
     if dtype == np.float64:
         theta = angles(positions, d_model, base)
     else:
@@ -178,7 +184,7 @@ def _float_dtype(dtype: object) -> np.dtype:
     return np.dtype(value.type)  # native byte order
 
 
-def encoding(T: int, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+def encoding(T: int, d_model: int, base: float = DEFAULT_BASE, mistake: str = "none") -> NDArray[np.float64]:
     """The positional-encoding matrix ``PE`` of shape ``(T, d_model)``, float64.
 
     Row ``pos`` (``pos = 0 .. T-1``) is the vector added to the embedding of
@@ -187,18 +193,22 @@ def encoding(T: int, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.flo
         PE[pos, 2i]   = sin(pos * base ** (-2i / d_model))
         PE[pos, 2i+1] = cos(pos * base ** (-2i / d_model))
 
-    Row 0 is ``(0, 1, 0, 1, ...)``: every angle is zero there.
+    Row 0 is ``(0, 1, 0, 1, ...)``: every angle is zero there. ``mistake``
+    (default ``"none"``) builds one of the bugs of ``MISTAKES`` instead
+    (``mistake_columns``).
     """
     T = _integer("T", T, 1)
-    return encoding_rows(np.arange(T, dtype=np.float64), d_model, base)
+    return encoding_rows(np.arange(T, dtype=np.float64), d_model, base, mistake=mistake)
 
 
-def row_norms(T: int, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+def row_norms(T: int, d_model: int, base: float = DEFAULT_BASE, mistake: str = "none") -> NDArray[np.float64]:
     """Euclidean length of every row of ``PE``; each equals ``sqrt(d_model / 2)``.
 
-    (Each pair contributes ``sin^2 + cos^2 = 1``.) Shape ``(T,)``.
+    (Each pair contributes ``sin^2 + cos^2 = 1``.) Shape ``(T,)``. Under a
+    ``mistake`` other than ``"none"`` (``mistake_columns``) the lengths of that
+    table, which vary with the position for every bug but ``split_layout``.
     """
-    return row_norms_of(encoding(T, d_model, base))
+    return row_norms_of(encoding(T, d_model, base, mistake))
 
 
 def row_norms_of(pe: ArrayLike) -> NDArray[np.float64]:
@@ -399,7 +409,8 @@ def relative_scores_range(count: int, d_model: int, base: float = DEFAULT_BASE) 
     return scores.reshape(-1)[:count]
 
 
-def dot_scores(p: ArrayLike, q: ArrayLike, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:
+def dot_scores(p: ArrayLike, q: ArrayLike, d_model: int, base: float = DEFAULT_BASE,
+               mistake: str = "none") -> NDArray[np.float64]:
     """``PE[p] . PE[q]`` computed from the encoding rows themselves.
 
     The dot product of the two ``d_model``-long rows, not the closed form
@@ -408,7 +419,9 @@ def dot_scores(p: ArrayLike, q: ArrayLike, d_model: int, base: float = DEFAULT_B
     values) that broadcast against each other; the result has their
     broadcast shape. Costs ``O(d_model)`` per pair, so it stays cheap for a
     few hundred pairs where ``gram`` would build a ``T x T`` matrix; the row
-    of a position that occurs several times is computed once.
+    of a position that occurs several times is computed once. Under a
+    ``mistake`` (``mistake_columns``) the rows are that bug's, and the products
+    then depend on ``p`` as well as on ``q - p`` (but for ``split_layout``).
     """
     p, q = _finite("p", p), _finite("q", q)
     try:
@@ -417,7 +430,7 @@ def dot_scores(p: ArrayLike, q: ArrayLike, d_model: int, base: float = DEFAULT_B
         raise ValueError(f"p and q must broadcast together; got shapes {p.shape} and {q.shape}") from None
     # A few starts against a grid of targets repeat positions many times: sines once per position.
     positions, index = np.unique(np.concatenate([p.ravel(), q.ravel()]), return_inverse=True)
-    rows = encoding_rows(positions, d_model, base)
+    rows = encoding_rows(positions, d_model, base, mistake=mistake)
     return np.einsum("...j,...j->...", rows[index[:p.size].reshape(p.shape)], rows[index[p.size:].reshape(q.shape)])
 
 
@@ -1314,3 +1327,153 @@ def seeded_head(d_model: int, seed: int = 0) -> tuple[NDArray[np.float64], NDArr
     e = rng.standard_normal(d_model)
     scale = 1.0 / math.sqrt(d_model)
     return e, rng.standard_normal((d_model, d_model)) * scale, rng.standard_normal((d_model, d_model)) * scale
+# Section «mistakes»: bugs that published code has shipped, as explicit variants.
+# Every function of this block takes ``mistake``; "none" is the correct encoding.
+# ==========================================================================
+
+#: The correct encoding ("none") and four published bugs (``mistake_columns`` has their formulas).
+MISTAKES: tuple[str, ...] = ("none", "dim_index", "cos_exponent", "split_layout", "sin_only")
+
+
+def _mistake_name(mistake: object) -> str:
+    if not isinstance(mistake, str) or mistake not in MISTAKES:
+        allowed = ", ".join(repr(m) for m in MISTAKES)
+        raise ValueError(f"mistake must be one of {allowed}; got {mistake!r}")
+    return mistake
+
+
+def mistake_columns(d_model: int, base: float = DEFAULT_BASE,
+                    mistake: str = "none") -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """Angular speed of every column and whether it is a sine, for the encoding or one of its bugs.
+
+    Column ``j`` (``0 .. d_model-1``) of the table is ``sin(pos * speed_j)``
+    where ``sine_j`` holds, ``cos(pos * speed_j)`` elsewhere. With
+    ``omega_i = base ** (-2 i / d_model)`` and ``h = d_model / 2``:
+
+    * ``"none"`` (the paper): ``PE[pos, 2i] = sin(pos omega_i)``,
+      ``PE[pos, 2i+1] = cos(pos omega_i)``.
+    * ``"dim_index"``: the ``i`` of the formula read as the column index ``j``:
+      ``PE[pos, j] = sin(pos * base ** (-2j / d_model))`` for even ``j``,
+      ``cos(pos * base ** (-2j / d_model))`` for odd ``j``. The speeds fall
+      twice as fast along the columns (the slowest is ``base ** (-2 + 2/d)``),
+      and the sine and cosine of one pair turn at different speeds.
+    * ``"cos_exponent"``: ``PE[pos, 2i] = sin(pos * base ** (-2i / d_model))``,
+      ``PE[pos, 2i+1] = cos(pos * base ** (-(2i+1) / d_model))``: the exponent
+      written with the column index, ``base ** (-j / d_model)`` for every
+      column; the pair's cosine is slower than its sine by ``base ** (1/d)``.
+    * ``"split_layout"``: every sine first, then every cosine:
+      ``PE[pos, i] = sin(pos omega_i)``, ``PE[pos, h + i] = cos(pos omega_i)``,
+      ``i = 0 .. h-1``; a permutation of the correct columns.
+    * ``"sin_only"``: the cosine line replaced by a copy of the sine line:
+      ``PE[pos, 2i] = PE[pos, 2i+1] = sin(pos omega_i)`` (the same speeds as
+      the paper, no cosine at all; row 0 is all zeros).
+
+    Returns ``(speed, sine)``, two arrays of shape ``(d_model,)``.
+    """
+    mistake = _mistake_name(mistake)
+    omega = frequencies(d_model, base)
+    d_model = omega.size * 2
+    columns = np.arange(d_model)
+    sine = columns % 2 == 0
+    if mistake == "dim_index":
+        speed = _base(base) ** (-2.0 * columns / d_model)
+    elif mistake == "cos_exponent":
+        speed = _base(base) ** (-1.0 * columns / d_model)
+    elif mistake == "split_layout":
+        speed = np.concatenate([omega, omega])
+        sine = columns < omega.size
+    else:  # "none" and "sin_only": pair i turns at omega_i in both its columns
+        speed = np.repeat(omega, 2)
+        if mistake == "sin_only":
+            sine = np.ones(d_model, dtype=bool)
+    return speed, sine
+
+
+def column_wavelengths(d_model: int, base: float = DEFAULT_BASE, mistake: str = "none") -> NDArray[np.float64]:
+    """Positions each column needs to repeat: ``2 pi / speed_j`` (``mistake_columns``). Shape ``(d_model,)``.
+
+    For ``"none"`` each pair's ``wavelengths`` value, twice (its sine and its
+    cosine column); for ``"dim_index"`` ``2 pi base ** (2j / d_model)``, up to
+    ``2 pi base ** (2 - 2/d_model)``.
+    """
+    return 2.0 * np.pi / mistake_columns(d_model, base, mistake)[0]
+
+
+def mistake_pair_columns(d_model: int, mistake: str = "none") -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The two columns that play pair ``i``'s sine and cosine: ``(first, second)``, each ``(d_model/2,)``.
+
+    ``(2i, 2i+1)`` for every variant but ``"split_layout"``, where they are
+    ``(i, d_model/2 + i)``. Under ``"none"`` and ``"split_layout"`` the two
+    columns are ``(sin a, cos a)`` of one angle ``a = pos omega_i``; under the
+    other bugs they are not (different speeds, or no cosine).
+    """
+    mistake = _mistake_name(mistake)
+    half = _integer("d_model", d_model, 2, even=True) // 2
+    pairs = np.arange(half)
+    if mistake == "split_layout":
+        return pairs, pairs + half
+    return 2 * pairs, 2 * pairs + 1
+
+
+def _mistaken_rows(positions: ArrayLike, d_model: int, base: float, dtype: np.dtype,
+                   mistake: str) -> NDArray[np.floating]:
+    """``encoding_rows`` under a bug: every column from its speed and its kind (``mistake_columns``)."""
+    speed, sine = mistake_columns(d_model, base, mistake)
+    positions = _finite("positions", positions)
+    if dtype == np.float64:
+        theta = np.multiply.outer(positions, speed)
+    else:  # whole turns removed in float64, as encoding_rows does for the correct table
+        turns = np.multiply.outer(positions, speed / (2.0 * np.pi))
+        turns -= np.rint(turns)
+        turns *= 2.0 * np.pi
+        theta = turns.astype(np.float32)
+    rows = np.empty(theta.shape, dtype=dtype)
+    rows[..., sine] = np.sin(theta[..., sine])
+    rows[..., ~sine] = np.cos(theta[..., ~sine])
+    return rows
+
+
+def fitted_rotation_residual_of(pe: ArrayLike, k: int, mistake: str = "none") -> float:
+    """How well ONE block rotation, the same for every ``p``, carries row ``p`` to row ``p + k``.
+
+    The table's pairs are the columns of ``mistake_pair_columns(d_model,
+    mistake)``; write pair ``i`` of row ``p`` as the complex number
+    ``z_p = PE[p, second_i] + 1j * PE[p, first_i]`` (``cos a + i sin a = e^(ia)``
+    for the correct table, where ``M_k`` multiplies it by ``e^(i omega_i k)``).
+    The angle of each pair is fitted by least squares over every ``p`` with
+    ``p + k`` in the table::
+
+        theta_i = arg( sum_p conj(z_p) * z_(p+k) )     (0 where that sum is 0)
+
+    which minimises ``sum_p |e^(i theta_i) z_p - z_(p+k)|^2`` over all angles,
+    and the result is the largest coordinate error of that best rotation,
+    ``max_p,i |e^(i theta_i) z_p - z_(p+k)|`` taken on the real and imaginary
+    parts (the two columns) separately. A block rotation, not any matrix: a
+    general ``d_model x d_model`` map fits ``T <= d_model`` rows exactly
+    whatever they hold, which would prove nothing.
+
+    For the correct table the fitted angle is ``omega_i k`` and the result is
+    of the order of 1e-15, like ``rotation_residual_of``; likewise for
+    ``"split_layout"`` (the same rotation on permuted columns). For the other
+    bugs no single block rotation exists and the result is of the order of
+    the values themselves. ``pe`` must be a table of ``encoding(T, d_model,
+    base, mistake)``; 0.0 when ``|k| >= T``.
+    """
+    pe = _table(pe)
+    k = _offset(k)
+    first, second = mistake_pair_columns(pe.shape[1], mistake)
+    T = pe.shape[0]
+    if abs(k) >= T:
+        return 0.0
+    z = pe[:, second] + 1j * pe[:, first]
+    start, stop = (0, T - k) if k >= 0 else (-k, T)
+    source, target = z[start:stop], z[start + k:stop + k]
+    fit = np.einsum("pi,pi->i", source.conj(), target)
+    size = np.abs(fit)
+    turn = np.divide(fit, size, out=np.ones_like(fit), where=size > 0)
+    diff = source * turn - target
+    return float(max(np.max(np.abs(diff.real)), np.max(np.abs(diff.imag))))
+
+
+__all__ += ["MISTAKES", "column_wavelengths", "fitted_rotation_residual_of", "mistake_columns",
+            "mistake_pair_columns"]

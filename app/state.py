@@ -13,6 +13,7 @@ parsed into it. The constraints between parameters live here and nowhere else:
   last pair keeps reaching it when d_model changes);
 * ``reserve`` (coordinates kept for position under concatenation) is even,
   0 .. d_model, and keeps its share of d_model when d_model changes;
+* ``mistake`` is one of ``app.core.MISTAKES`` ("none", the correct encoding, by default);
 * ``sentence`` has at most ``MAX_WORDS`` words of at most ``MAX_WORD_LENGTH``
   characters ("" means the lesson's sentence in the page's language).
 
@@ -28,6 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import param
+
+from app.core import MISTAKES
 
 D_MODEL_MAX = 1024
 T_MAX = 2048
@@ -54,7 +57,7 @@ MAX_WORD_LENGTH = 24
 
 #: Parameters that travel in the query string, in the order they are written there.
 URL_PARAMETERS = ("d_model", "T", "base", "pair", "pos", "k", "pairs_from", "pairs_to", "heads", "reserve",
-                  "sentence", "lang")
+                  "sentence", "mistake", "lang")
 
 
 class EvenInteger(param.Integer):
@@ -85,6 +88,8 @@ class ExplorerState(param.Parameterized):
     reserve = EvenInteger(default=4, bounds=(0, 32), step=2, doc=(
         "Coordinates kept for position if PE were concatenated instead of summed."))
     sentence = param.String(default="", doc="The sentence of the first section; empty: the lesson's.")
+    mistake = param.Selector(default="none", objects=list(MISTAKES), doc=(
+        "A published bug applied to the table the views draw (app.core.mistake_columns); 'none' is the encoding."))
     lang = param.Selector(default="es", objects=list(LANGUAGES), doc="Language of the interface.")
 
     lesson_preset = param.Action(lambda self: self.apply_preset("lesson"))
@@ -278,6 +283,11 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
         values["heads"] = heads if heads in HEADS else defaults["heads"].default
         if heads not in HEADS:
             note("heads", args["heads"], values["heads"], "not_allowed")
+    if "mistake" in args:
+        mistake = args["mistake"].strip().lower()
+        values["mistake"] = mistake if mistake in MISTAKES else defaults["mistake"].default
+        if mistake not in MISTAKES:
+            note("mistake", args["mistake"], values["mistake"], "not_allowed")
     if "sentence" in args:
         values["sentence"] = clean_sentence(args["sentence"])
         if values["sentence"] != " ".join(args["sentence"].split()):

@@ -315,6 +315,24 @@ ES: dict[str, str] = {
     "rope_angle": "Ángulo de q a k: {angle:.1f}° (n − m = {offset}; el mismo para cualquier m).",
     "rope_hover_score": "puntuación",
     "rope_window": "m, n = 0 … {last}",
+    # Section mistakes
+    "mistake": "error publicado",
+    "mistake_none": "ninguno (correcta)",
+    "mistake_dim_index": "i leído como columna j",
+    "mistake_cos_exponent": "coseno con (2i+1)/d",
+    "mistake_split_layout": "senos, luego cosenos",
+    "mistake_sin_only": "sólo senos",
+    "ladder_count_columns": "{count} de {pairs} columnas dan al menos una vuelta completa dentro de T = {T}.",
+    "check_norm_mistake": ("Con este error las filas miden de {low:.4f} a {high:.4f}; en la codificación correcta, "
+                           "todas √(d_model/2) = {expected:.6g} (desviación máxima {error:.1e})."),
+    "check_rotation_mistake": ("La mejor rotación por bloques, una sola para todas las p = {first} … {last} "
+                               "(mínimos cuadrados), falla hasta en {error:.1e}."),
+    "distance_plot_title_mistake": "Curva: S(k) = Σ cos(ωᵢ·k) correcta; marcas: PE_p · PE_p+k de esta tabla",
+    "mistake_norms_title": "Longitud de cada fila de la tabla, ‖PE_pos‖",
+    "mistake_norms_x": "posición pos",
+    "mistake_norms_y": "longitud ‖PE_pos‖",
+    "mistake_norms_line": "esta tabla",
+    "mistake_norms_expected": "√(d_model/2) = {value}: la codificación correcta",
 }
 
 EN: dict[str, str] = {
@@ -607,6 +625,23 @@ EN: dict[str, str] = {
     "rope_angle": "Angle from q to k: {angle:.1f}° (n − m = {offset}; the same for every m).",
     "rope_hover_score": "score",
     "rope_window": "m, n = 0 … {last}",
+    "mistake": "published mistake",
+    "mistake_none": "none (correct)",
+    "mistake_dim_index": "i read as column j",
+    "mistake_cos_exponent": "cosine with (2i+1)/d",
+    "mistake_split_layout": "sines, then cosines",
+    "mistake_sin_only": "sines only",
+    "ladder_count_columns": "{count} of {pairs} columns make at least one full turn within T = {T}.",
+    "check_norm_mistake": ("With this mistake the rows measure {low:.4f} to {high:.4f}; in the correct encoding "
+                           "every one is √(d_model/2) = {expected:.6g} (largest deviation {error:.1e})."),
+    "check_rotation_mistake": ("The best block rotation, one for all p = {first} … {last} (least squares), "
+                               "misses by up to {error:.1e}."),
+    "distance_plot_title_mistake": "Curve: the correct S(k) = Σ cos(ωᵢ·k); markers: PE_p · PE_p+k of this table",
+    "mistake_norms_title": "Length of every row of the table, ‖PE_pos‖",
+    "mistake_norms_x": "position pos",
+    "mistake_norms_y": "length ‖PE_pos‖",
+    "mistake_norms_line": "this table",
+    "mistake_norms_expected": "√(d_model/2) = {value}: the correct encoding",
 }
 
 TABLES: dict[str, dict[str, str]] = {"es": ES, "en": EN}

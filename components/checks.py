@@ -9,6 +9,11 @@ the browser, not resent when unchanged):
   rows in the table (``core.rotation_residual_of``), or why there is no such ``p``;
 * ``check_target``: whether ``pos + k`` is a row of the table.
 
+Under a published bug (the state's ``mistake``, ``core.mistake_columns``) the
+first two are measured on that bug's table: the range of the row lengths, and
+the error of the best single block rotation fitted to every ``p``
+(``core.fitted_rotation_residual_of``), since the bug has no M_k of its own.
+
 The table is built once per (T, d_model, base) and kept, so a change of k
 costs only the rotation of the rows (~10 ms at 2048 × 1024, against ~40 ms for
 ``core.rotation_residual``, which rebuilds the table), and a k seen before
@@ -59,6 +64,9 @@ def check_card(lang: str, key: str, *, remark: bool = False, **values: object) -
 def _card(name: str) -> LiveHTML:
     return LiveHTML(name=name, css=CHECK_CSS, sizing_mode="stretch_width", margin=(2, 10))
 
+
+#: An error above this is a property that does not hold (rounding stays below ~1e-11 at the largest size).
+BROKEN = 1e-9
 
 #: Tables up to this many numbers are checked in the update itself (~1 ms at most); larger ones,
 #: in a served session, on the checks' worker thread (``run_later``).
@@ -136,20 +144,27 @@ class Verdict(NamedTuple):
     k: int
     #: Largest |row norm - sqrt(d_model/2)| over every row.
     norm_error: float
-    #: ``core.rotation_residual_of`` for k; None when |k| >= T (no two rows are k apart).
+    #: ``core.rotation_residual_of`` for k (``core.fitted_rotation_residual_of`` under a mistake);
+    #: None when |k| >= T (no two rows are k apart).
     residual: float | None
+    mistake: str = "none"
+    #: The shortest and the longest row.
+    norm_low: float = 0.0
+    norm_high: float = 0.0
 
     @property
-    def table(self) -> tuple[int, int, float]:
-        """The (T, d_model, base) of the table checked."""
-        return self.T, self.d_model, self.base
+    def table(self) -> tuple[int, int, float, str]:
+        """The (T, d_model, base, mistake) of the table checked."""
+        return self.T, self.d_model, self.base, self.mistake
 
 
 class _Table(NamedTuple):
-    key: tuple[int, int, float]
+    key: tuple[int, int, float, str]
     pe: np.ndarray
     norm_error: float
     residuals: dict[int, float]  # per offset k, filled as offsets are checked
+    norm_low: float
+    norm_high: float
 
 
 class LiveChecks(pn.viewable.Viewer):
@@ -184,46 +199,50 @@ class LiveChecks(pn.viewable.Viewer):
         self._show(self.check(*self._inputs()))
         self._show_target()
 
-    def _inputs(self) -> tuple[int, int, float, int]:
+    def _inputs(self) -> tuple[int, int, float, int, str]:
         s = self.state
-        return s.T, s.d_model, s.base, s.k
+        return s.T, s.d_model, s.base, s.k, s.mistake
 
-    def _table_for(self, T: int, d_model: int, base: float) -> _Table:
+    def _table_for(self, T: int, d_model: int, base: float, mistake: str = "none") -> _Table:
         table = self._kept  # read once: the other thread may replace it
-        if table is None or table.key != (T, d_model, base):
-            pe = core.encoding(T, d_model, base)
-            error = float(np.max(np.abs(core.row_norms_of(pe) - core.expected_row_norm(d_model))))
-            table = self._kept = _Table((T, d_model, base), pe, error, {})
+        if table is None or table.key != (T, d_model, base, mistake):
+            pe = core.encoding(T, d_model, base) if mistake == "none" else core.encoding(T, d_model, base, mistake)
+            norms = core.row_norms_of(pe)
+            error = float(np.max(np.abs(norms - core.expected_row_norm(d_model))))
+            table = self._kept = _Table((T, d_model, base, mistake), pe, error, {}, float(norms.min()),
+                                        float(norms.max()))
         return table
 
-    def check(self, T: int, d_model: int, base: float, k: int) -> Verdict:
+    def check(self, T: int, d_model: int, base: float, k: int, mistake: str = "none") -> Verdict:
         """The whole-table checks for these inputs, from the kept table and residuals where possible.
 
         Touches no model and not the state, so it may run on the worker thread.
         """
-        table = self._table_for(T, d_model, base)
+        table = self._table_for(T, d_model, base, mistake)
         residual = None
         if abs(k) < T:
             residual = table.residuals.get(k)
             if residual is None:
-                residual = table.residuals[k] = core.rotation_residual_of(table.pe, k, base)
-        return Verdict(T, d_model, base, k, table.norm_error, residual)
+                residual = table.residuals[k] = (core.rotation_residual_of(table.pe, k, base) if mistake == "none"
+                                                 else core.fitted_rotation_residual_of(table.pe, k, mistake))
+        return Verdict(T, d_model, base, k, table.norm_error, residual, mistake, table.norm_low, table.norm_high)
 
-    def _known(self, T: int, d_model: int, base: float, k: int) -> Verdict | None:
+    def _known(self, T: int, d_model: int, base: float, k: int, mistake: str = "none") -> Verdict | None:
         """The verdict if nothing needs computing (this table and this k were checked), else None."""
         table = self._kept
-        if table is None or table.key != (T, d_model, base) or (abs(k) < T and k not in table.residuals):
+        if table is None or table.key != (T, d_model, base, mistake) or (abs(k) < T and k not in table.residuals):
             return None
-        return Verdict(T, d_model, base, k, table.norm_error, table.residuals.get(k))
+        return Verdict(T, d_model, base, k, table.norm_error, table.residuals.get(k), mistake, table.norm_low,
+                       table.norm_high)
 
-    def _work(self, inputs: tuple[int, int, float, int]) -> Verdict | None:
+    def _work(self, inputs: tuple[int, int, float, int, str]) -> Verdict | None:
         try:
             return self.check(*inputs)
         except Exception:  # a failed check must not leave the view waiting forever
-            _log.exception("live checks failed for T, d_model, base, k = %s", inputs)
+            _log.exception("live checks failed for T, d_model, base, k, mistake = %s", inputs)
             return None
 
-    @param.depends("state.d_model", "state.T", "state.base", "state.k", watch=True)
+    @param.depends("state.d_model", "state.T", "state.base", "state.k", "state.mistake", watch=True)
     def _refresh(self) -> None:
         inputs = self._inputs()
         T, d_model = inputs[0], inputs[1]
@@ -248,14 +267,25 @@ class LiveChecks(pn.viewable.Viewer):
     def _show(self, verdict: Verdict) -> bool:
         """Write the norm and rotation sentences if the verdict is for the current state; True if it was."""
         s = self.state
-        if verdict.table != (s.T, s.d_model, s.base):
+        if verdict.table != (s.T, s.d_model, s.base, s.mistake):
             return False
-        self.norm.object = check_card(s.lang, "check_norm", expected=core.expected_row_norm(s.d_model),
-                                      error=verdict.norm_error)
+        if s.mistake == "none":
+            self.norm.object = check_card(s.lang, "check_norm", expected=core.expected_row_norm(s.d_model),
+                                          error=verdict.norm_error)
+        else:
+            # A broken property gets the remark's edge (the sentence says it in words).
+            self.norm.object = check_card(s.lang, "check_norm_mistake", expected=core.expected_row_norm(s.d_model),
+                                          low=verdict.norm_low, high=verdict.norm_high, error=verdict.norm_error,
+                                          remark=verdict.norm_error > BROKEN)
         if verdict.k != s.k:
             return False
         if verdict.residual is None:
             self.rotation.object = check_card(s.lang, "check_rotation_none", remark=True)
+        elif s.mistake != "none":
+            first = max(0, -s.k)
+            self.rotation.object = check_card(s.lang, "check_rotation_mistake", first=first,
+                                              last=first + s.T - abs(s.k) - 1, error=verdict.residual,
+                                              remark=verdict.residual > BROKEN)
         else:
             count = s.T - abs(s.k)  # positions p with p and p + k both rows of the table
             key = "check_rotation" if count > 1 else "check_rotation_one"

@@ -29,6 +29,7 @@ WIDGETS: dict[str, type[pn.widgets.Widget]] = {
     "pairs_to": FastIntSlider,
     "reserve": FastIntSlider,
     "heads": pn.widgets.RadioButtonGroup,
+    "mistake": pn.widgets.RadioButtonGroup,
     "sentence": pn.widgets.TextInput,
     "lesson_preset": pn.widgets.Button,
     "paper_preset": pn.widgets.Button,

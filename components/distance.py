@@ -14,7 +14,10 @@ One figure, ``distance_plot``:
 What is resent on a change:
 * d_model, T, base: the curve (at most 4095 points), the samples (bounded),
   the axis ranges, the maximum's line and label, and the marker;
-* k: the marker source only (one row).
+* k: the marker source only (one row);
+* mistake (a published bug, ``core.mistake_columns``): the samples, products
+  of that bug's rows, which then leave the curve (but for the split layout,
+  a permutation of columns); the curve stays the correct closed form.
 """
 
 from __future__ import annotations
@@ -82,8 +85,12 @@ def curve_data(T: int, d_model: int, base: float) -> dict[str, np.ndarray]:
     return {"k": k, "score": np.concatenate([half[:0:-1], half])}
 
 
-def samples_data(T: int, d_model: int, base: float, lang: str) -> dict[str, np.ndarray | list[str]]:
-    """Products of actual encoding rows, ``PE_p · PE_q`` at ``k = q - p``, for a few starts ``p``."""
+def samples_data(T: int, d_model: int, base: float, lang: str,
+                 mistake: str = "none") -> dict[str, np.ndarray | list[str]]:
+    """Products of actual encoding rows, ``PE_p · PE_q`` at ``k = q - p``, for a few starts ``p``.
+
+    The rows are those of ``mistake`` (``core.dot_scores``), the correct ones by default.
+    """
     starts = sample_starts(T)
     p = np.concatenate([np.full(sample_targets(T, s).size, s, dtype=np.int64) for s in starts])
     q = np.concatenate([sample_targets(T, s) for s in starts])
@@ -91,7 +98,7 @@ def samples_data(T: int, d_model: int, base: float, lang: str) -> dict[str, np.n
     legend = {int(s): text(lang, "distance_samples", starts=int(s)) for s in starts}
     return {
         "k": (q - p).astype(np.int32),
-        "score": core.dot_scores(p, q, d_model, base),
+        "score": core.dot_scores(p, q, d_model, base, mistake=mistake),
         "p": p.astype(np.int32),
         "slot": [SLOTS[i] for i in slot],
         "size": (np.asarray(SLOT_SIZES, dtype=np.float32)[slot] if T <= MAX_TARGETS_PER_START
@@ -185,23 +192,28 @@ class ScoreCurve(pn.viewable.Viewer):
                                  name="distance_view")
         self._update_curve()
 
-    @param.depends("state.d_model", "state.T", "state.base", watch=True)
+    @param.depends("state.d_model", "state.T", "state.base", "state.mistake", watch=True)
     def _update_curve(self) -> None:
         s = self.state
         curve = curve_data(s.T, s.d_model, s.base)
-        samples = samples_data(s.T, s.d_model, s.base, s.lang)
+        samples = samples_data(s.T, s.d_model, s.base, s.lang, s.mistake)
         peak = float(core.relative_scores(0, s.d_model, s.base))  # d_model / 2: every cosine is 1
         low = self._low = float(min(curve["score"].min(), samples["score"].min()))
-        spread = max(peak - low, 1.0)
+        # A bug's products may pass the peak (a row longer than √(d_model/2)).
+        high = peak if s.mistake == "none" else max(peak, float(samples["score"].max()))
+        spread = max(high - low, 1.0)
         pad = max(1.0, 0.02 * (s.T - 1))  # the largest marker is ~1 k wide at T = 24
         with pn.io.hold():
             self.curve.data = curve
             self.samples.data = samples
             self.figure.x_range.update(start=-(s.T - 1) - pad, end=s.T - 1 + pad)
             # Room above the peak for the maximum's label, below the lowest point for the markers.
-            self.figure.y_range.update(start=low - 0.08 * spread, end=peak + 0.2 * spread)
+            self.figure.y_range.update(start=low - 0.08 * spread, end=high + 0.2 * spread)
             self.max_line.location = peak
             self.max_label.update(y=peak, text=text(s.lang, "distance_max", value=f"{peak:g}"))
+            title = text(s.lang, "distance_plot_title" if s.mistake == "none" else "distance_plot_title_mistake")
+            if self.figure.title.text != title:
+                self.figure.title.text = title
             self._update_marker()
 
     @param.depends("state.k", watch=True)

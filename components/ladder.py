@@ -8,7 +8,10 @@ pair's two columns are outlined and the rows ``pos`` and ``pos + k`` marked.
 What is resent on a change:
 * d_model, T, base: the image, the ladder bars, axes ranges and the count;
 * pair: the outline and the highlighted bar (one row each);
-* pos, k: the two row marks.
+* pos, k: the two row marks;
+* mistake (a published bug, ``core.mistake_columns``): the image, and the
+  ladder, which then has one bar per column (a bug gives the two columns of
+  a pair different wavelengths), with the selected pair's two columns.
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ def heatmap_stride(T: int) -> int:
     return max(1, -(-int(T) // MAX_HEATMAP_ROWS))
 
 
-def heatmap_data(T: int, d_model: int, base: float) -> dict[str, list]:
+def heatmap_data(T: int, d_model: int, base: float, mistake: str = "none") -> dict[str, list]:
     """The image source's columns: every ``stride``-th row of PE, as colour codes.
 
     Only the rows that are sent are computed, in float32 (angles reduced in
@@ -82,16 +85,30 @@ def heatmap_data(T: int, d_model: int, base: float) -> dict[str, list]:
     """
     stride = heatmap_stride(T)
     positions = np.arange(0, T, stride, dtype=np.float64)
-    codes = heatmap_codes(core.encoding_rows(positions, d_model, base, dtype=np.float32))
+    codes = heatmap_codes(core.encoding_rows(positions, d_model, base, dtype=np.float32, mistake=mistake))
     return {"image": [codes], "x": [0], "y": [0], "dw": [d_model], "dh": [positions.size * stride],
             "stride": [stride]}
 
 
-def ladder_data(d_model: int, base: float) -> dict[str, np.ndarray]:
-    """Bars of the ladder, one per pair, centred over the pair's two columns."""
-    lam = core.wavelengths(d_model, base)
-    pairs = np.arange(lam.size)
-    return {"pair": pairs, "x": 2.0 * pairs + 1.0, "wavelength": lam}
+def ladder_data(d_model: int, base: float, mistake: str = "none") -> dict[str, np.ndarray]:
+    """Bars of the ladder, one per pair, centred over the pair's two columns.
+
+    Under a ``mistake`` other than "none", one bar per column instead (centred
+    over it), ``core.column_wavelengths``: the pair of each column is the one
+    ``core.mistake_pair_columns`` gives it.
+    """
+    if mistake == "none":
+        lam = core.wavelengths(d_model, base)
+        pairs = np.arange(lam.size)
+        return {"pair": pairs, "x": 2.0 * pairs + 1.0, "wavelength": lam}
+    first, second = core.mistake_pair_columns(d_model, mistake)
+    pair = np.empty(d_model, dtype=np.int64)
+    pair[first] = pair[second] = np.arange(d_model // 2)
+    return {"pair": pair, "x": np.arange(d_model) + 0.5, "wavelength": core.column_wavelengths(d_model, base, mistake)}
+
+
+#: Bar widths, in columns: a pair's bar spans most of its two columns, a column's most of its one.
+PAIR_BAR_WIDTH, COLUMN_BAR_WIDTH = 1.6, 0.8
 
 
 def pair_ticks(pairs: int) -> list[float]:
@@ -121,10 +138,12 @@ class WavelengthLadder(pn.viewable.Viewer):
             y_axis_type="log", height=230, sizing_mode="stretch_width",
             tools="", toolbar_location=None,
         )
-        self.ladder_figure.vbar(x="x", top="wavelength", bottom=1.0, width=1.6, source=self.ladder,
-                                color=COLORS["bar"], name="ladder_bars")
-        self.ladder_figure.vbar(x="x", top="wavelength", bottom=1.0, width=1.6, source=self.ladder_selected,
-                                color=COLORS["selected"], name="ladder_selected_bar")
+        self._bars = [
+            self.ladder_figure.vbar(x="x", top="wavelength", bottom=1.0, width=PAIR_BAR_WIDTH, source=self.ladder,
+                                    color=COLORS["bar"], name="ladder_bars"),
+            self.ladder_figure.vbar(x="x", top="wavelength", bottom=1.0, width=PAIR_BAR_WIDTH,
+                                    source=self.ladder_selected, color=COLORS["selected"], name="ladder_selected_bar"),
+        ]
         self.T_line = Span(dimension="width", location=24, line_color=COLORS["target"], line_width=3,
                            line_dash="dashed", name="T_line")
         self.ladder_figure.add_layout(self.T_line)
@@ -199,29 +218,47 @@ class WavelengthLadder(pn.viewable.Viewer):
         self._update_pair()
         self._update_rows()
 
-    @param.depends("state.d_model", "state.T", "state.base", watch=True)
+    @param.depends("state.d_model", "state.T", "state.base", "state.mistake", watch=True)
     def _update_table(self) -> None:
         s = self.state
-        self.heatmap.data = heatmap_data(s.T, s.d_model, s.base)
-        self.ladder.data = ladder_data(s.d_model, s.base)
+        self.heatmap.data = heatmap_data(s.T, s.d_model, s.base, s.mistake)
+        self.ladder.data = ladder_data(s.d_model, s.base, s.mistake)
         lam = self.ladder.data["wavelength"]
+        width = PAIR_BAR_WIDTH if s.mistake == "none" else COLUMN_BAR_WIDTH
+        for bars in self._bars:
+            if bars.glyph.width != width:
+                bars.glyph.width = width
         self.heatmap_figure.x_range.update(start=0, end=s.d_model)
         self.heatmap_figure.y_range.update(start=s.T, end=0)
         self.ladder_figure.y_range.update(start=1.0, end=float(max(lam.max(), s.T)) * 2.0)
         self.ladder_figure.xaxis.ticker.ticks = pair_ticks(s.d_model // 2)
         self.T_line.location = s.T
         self.T_label.update(y=s.T, text=text(s.lang, "ladder_T_line", T=s.T))
-        self.count.object = readout(s.lang, "ladder_count", count=int(np.sum(lam <= s.T)), pairs=lam.size, T=s.T)
+        self.count.object = readout(s.lang, "ladder_count" if s.mistake == "none" else "ladder_count_columns",
+                                    count=int(np.sum(lam <= s.T)), pairs=lam.size, T=s.T)
         self._update_pair()
         self._update_rows()
 
     @param.depends("state.pair", watch=True)
     def _update_pair(self) -> None:
         s = self.state
-        left = 2 * s.pair
-        send_changes(self.pair_outline, {"left": [left], "right": [left + 2], "top": [0], "bottom": [s.T]})
-        send_changes(self.ladder_selected, {"x": [left + 1.0],
-                                            "wavelength": [float(self.ladder.data["wavelength"][s.pair])]})
+        if s.mistake == "none":
+            left = 2 * s.pair
+            send_changes(self.pair_outline, {"left": [left], "right": [left + 2], "top": [0], "bottom": [s.T]})
+            send_changes(self.ladder_selected, {"x": [left + 1.0],
+                                                "wavelength": [float(self.ladder.data["wavelength"][s.pair])]})
+            return
+        # Under a bug the pair's two columns have a bar each, and split apart in the split layout.
+        first, second = core.mistake_pair_columns(s.d_model, s.mistake)
+        columns = [int(first[s.pair]), int(second[s.pair])]
+        lam = self.ladder.data["wavelength"]
+        if columns[1] == columns[0] + 1:
+            outline = {"left": [columns[0]], "right": [columns[0] + 2], "top": [0], "bottom": [s.T]}
+        else:
+            outline = {"left": columns, "right": [c + 1 for c in columns], "top": [0, 0], "bottom": [s.T, s.T]}
+        send_changes(self.pair_outline, outline)
+        send_changes(self.ladder_selected, {"x": [c + 0.5 for c in columns],
+                                            "wavelength": [float(lam[c]) for c in columns]})
 
     @param.depends("state.pos", "state.k", watch=True)
     def _update_rows(self) -> None:

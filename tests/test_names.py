@@ -87,3 +87,12 @@ def test_sections_past_the_lesson_name_and_document_their_models(slug):
     assert models and all(names), f"unnamed: {[type(m).__name__ for m in models if not m.name]}"
     assert len(set(names)) == len(names), f"duplicate names in {slug}: {names}"
     assert set(names) <= LISTED, f"not in the README: {sorted(set(names) - LISTED)}"
+def test_the_mistakes_section_names_are_unique_and_documented():
+    from components.lesson.mistakes import CommonMistakes
+
+    root = pn.panel(CommonMistakes(ExplorerState(lang="en"))).get_root(Document())
+    models = [m for m in root.references() if isinstance(m, Plot) or (isinstance(m, ColumnDataSource) and m.data)]
+    names = [m.name for m in models]
+    assert all(names) and len(set(names)) == len(names)
+    assert "mistake_norms" in names and "mistake_norms_plot" in names
+    assert set(names) <= LISTED, sorted(set(names) - LISTED)

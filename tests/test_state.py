@@ -14,7 +14,7 @@ from app.state import BASES, D_MODEL_MAX, LANGUAGES, PRESETS, T_MAX, URL_PARAMET
 PROPERTY = settings(max_examples=60, deadline=None)
 REASONS = {"not_a_number", "rounded", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut"}
 DEFAULTS = {"d_model": 32, "T": 24, "base": 10_000, "pair": 0, "pos": 0, "k": 3, "pairs_from": 0, "pairs_to": 15,
-            "heads": "random", "reserve": 4, "sentence": "", "lang": "es"}
+            "heads": "random", "reserve": 4, "sentence": "", "mistake": "none", "lang": "es"}
 DEPENDENT = ("pair", "pos", "k", "pairs_from", "pairs_to", "reserve")
 
 
@@ -281,6 +281,8 @@ def used_value(values: dict[str, object], name: str) -> object:
     ({"T": "2", "k": "abc"}, "k", 1, "not_a_number"),  # the default, clamped to the range
     ({"T": "10", "pos": "3.7"}, "pos", 4, "rounded"),
     ({"base": "-5"}, "base", 2, "out_of_range"),
+    ({"mistake": "<b>dim</b>"}, "mistake", "none", "not_allowed"),
+    ({"mistake": ""}, "mistake", "none", "not_allowed"),
 ])
 def test_junk_gives_a_valid_value_and_one_notice(args, name, used, reason):
     values, notices = parse_query(args)
@@ -297,6 +299,7 @@ def test_junk_gives_a_valid_value_and_one_notice(args, name, used, reason):
     {"d_model": "2", "T": "1", "pair": "0", "pos": "0", "k": "0", "lang": "es"},
     {"d_model": " 1024 ", "T": "2048", "base": "1000000", "k": "2047"},
     {"base": "10000.0", "lang": "EN"},
+    {"mistake": "dim_index"}, {"mistake": " Split_Layout "}, {"mistake": "none"},
     {"unknown": "<script>", "d_model": "32"},
 ])
 def test_valid_values_give_no_notice(args):
@@ -316,7 +319,7 @@ query_text = st.one_of(
 
 def value_if_taken_as_given(name: str, given: str) -> object:
     """What the text means when it is already valid (None when it is not directly usable)."""
-    if name in ("lang", "heads"):
+    if name in ("lang", "heads", "mistake"):
         return given.strip().lower()
     if name == "sentence":
         return " ".join(given.split())
@@ -362,6 +365,7 @@ def valid_states(draw) -> ExplorerState:
         pairs_to=draw(st.integers(d_model // 4, d_model // 2 - 1)), heads=draw(st.sampled_from(["random", "aligned"])),
         reserve=2 * draw(st.integers(0, d_model // 2)),
         sentence=draw(st.sampled_from(["", "the dog bites the man", "uno dos"])),
+        mistake=draw(st.sampled_from(["none", "dim_index", "cos_exponent", "split_layout", "sin_only"])),
     )
 
 

@@ -1,0 +1,69 @@
+"""The «mistakes» section in a real Chromium: the switch by keyboard changes mistake_norms to the
+right numbers (a row length built here from the bug's formula), and the address loads a mistake."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from playwright.sync_api import expect
+
+from app import core
+from tests.helpers import wait_for_source
+
+pytestmark = pytest.mark.browser
+
+
+def norms_by_hand(T: int, d: int, column) -> np.ndarray:
+    return np.array([math.sqrt(sum(column(pos, j, d) ** 2 for j in range(d))) for pos in range(T)])
+
+
+def dim_index(pos: int, j: int, d: int) -> float:
+    return (math.sin if j % 2 == 0 else math.cos)(pos / 10_000 ** (2 * j / d))
+
+
+def sin_only(pos: int, j: int, d: int) -> float:
+    return math.sin(pos / 10_000 ** (2 * (j // 2) / d))
+
+
+def test_switch_changes_the_row_lengths(page, app_url, console_errors):
+    page.goto(f"{app_url}/mistakes?lang=en&d_model=32&T=24&k=3")
+    data = wait_for_source(page, "mistake_norms", lambda d: len(d["norm"]) == 24)
+    np.testing.assert_allclose(data["norm"], 4.0, rtol=0, atol=1e-12)
+
+    group = page.get_by_role("button", name="none (correct)")
+    expect(group).to_have_count(1)
+    # Keyboard only: the option is a button; focus it and press Enter.
+    page.get_by_role("button", name="sines only").focus()
+    page.keyboard.press("Enter")
+    data = wait_for_source(page, "mistake_norms", lambda d: d["norm"][0] < 1e-12)
+    np.testing.assert_allclose(data["norm"], norms_by_hand(24, 32, sin_only), rtol=0, atol=1e-12)
+    # the samples now come from the bug's rows and leave the curve
+    samples = wait_for_source(page, "distance_samples", lambda d: np.max(np.abs(
+        d["score"] - core.relative_scores(d["k"], 32))) > 1.0)
+    table = np.array([[sin_only(pos, j, 32) for j in range(32)] for pos in range(24)])
+    np.testing.assert_allclose(samples["score"], [table[int(p)] @ table[int(p + k)]
+                                                  for p, k in zip(samples["p"], samples["k"], strict=True)],
+                               rtol=0, atol=1e-12)
+    expect(page.locator("p.ck").first).to_contain_text("rows measure 0.0000 to 3.1672")
+    assert "mistake=sin_only" in page.url
+    assert console_errors == []
+
+
+def test_address_loads_a_mistake(page, app_url, console_errors):
+    page.goto(f"{app_url}/mistakes?lang=en&d_model=32&T=24&mistake=dim_index")
+    data = wait_for_source(page, "mistake_norms", lambda d: len(d["norm"]) == 24 and abs(d["norm"][1] - 4) > 1e-3)
+    np.testing.assert_allclose(data["norm"], norms_by_hand(24, 32, dim_index), rtol=0, atol=1e-12)
+    bars = wait_for_source(page, "ladder", lambda d: len(d["x"]) == 32)  # one bar per column under a bug
+    np.testing.assert_allclose(bars["wavelength"], [2 * math.pi * 10_000 ** (2 * j / 32) for j in range(32)],
+                               rtol=1e-9)
+    expect(page.get_by_role("button", name="i read as column j")).to_have_count(1)
+    assert console_errors == []
+
+
+def test_bad_mistake_in_the_address_gives_a_notice(page, app_url):
+    page.goto(f"{app_url}/mistakes?lang=en&mistake=%3Cb%3Ebad")
+    data = wait_for_source(page, "mistake_norms", lambda d: len(d["norm"]) == 24)
+    np.testing.assert_allclose(data["norm"], 4.0, rtol=0, atol=1e-12)
+    expect(page.get_by_text("is not an option")).to_have_count(1)
