@@ -501,9 +501,9 @@ __all__ += [
     "head_weights",
     "position_term_by_start",
     "position_term_by_start_of",
+    "qk_terms",
+    "qk_terms_of",
     "query_key_matrix",
-    "score_terms",
-    "score_terms_of",
 ]
 
 #: Seed of the stand-in token embeddings ``e_t``, and of the query/key weights.
@@ -511,7 +511,7 @@ EMBEDDING_SEED = 2017
 HEAD_SEED = 1706
 #: How the query and key weights are drawn.
 HEADS = ("random", "aligned")
-#: The four terms of a score, in the order ``score_terms`` returns them.
+#: The four terms of a score, in the order ``qk_terms`` returns them.
 SCORE_TERMS = ("ee", "ep", "pe", "pp")
 
 
@@ -632,7 +632,7 @@ def _position(name: str, value: object, T: int) -> int:
     return value
 
 
-def score_terms(m: int, n: int, T: int, d_model: int, heads: str = "random", base: float = DEFAULT_BASE,
+def qk_terms(m: int, n: int, T: int, d_model: int, heads: str = "random", base: float = DEFAULT_BASE,
                 embedding_seed: int = EMBEDDING_SEED, head_seed: int = HEAD_SEED) -> NDArray[np.float64]:
     """The four terms of the score of position ``m`` (query) against ``n`` (key).
 
@@ -648,12 +648,12 @@ def score_terms(m: int, n: int, T: int, d_model: int, heads: str = "random", bas
     """
     T = _integer("T", T, 1)
     m, n = _position("m", m, T), _position("n", n, T)
-    return score_terms_of(embeddings(T, d_model, embedding_seed), encoding(T, d_model, base),
+    return qk_terms_of(embeddings(T, d_model, embedding_seed), encoding(T, d_model, base),
                           query_key_matrix(d_model, heads, head_seed), m, n)
 
 
-def score_terms_of(e: ArrayLike, pe: ArrayLike, a: ArrayLike, m: int, n: int) -> NDArray[np.float64]:
-    """``score_terms`` from tables the caller keeps: ``e`` and ``pe`` ``(T, d_model)``, ``a = W_Q^T W_K``.
+def qk_terms_of(e: ArrayLike, pe: ArrayLike, a: ArrayLike, m: int, n: int) -> NDArray[np.float64]:
+    """``qk_terms`` from tables the caller keeps: ``e`` and ``pe`` ``(T, d_model)``, ``a = W_Q^T W_K``.
 
     ``[e_m^T A e_n, e_m^T A PE_n, PE_m^T A e_n, PE_m^T A PE_n]``; costs two
     vector-matrix products (``2 d_model^2``), nothing per position.
@@ -1125,11 +1125,11 @@ __all__ += [
     "encoding_distances",
     "gram_sampled",
     "pair_bands",
+    "qk_terms",
     "rope_relative",
     "rope_rotate",
     "rope_rotation",
     "rope_scores",
-    "score_terms",
     "seeded_head",
 ]
 

@@ -62,7 +62,7 @@ def test_four_terms_add_up_to_q_dot_k(heads):
     w_q, w_k = core.head_weights(d, heads)
     e = core.embeddings(T, d)
     x_m, x_n = e[m] + row_by_hand(m, d), e[n] + row_by_hand(n, d)
-    terms = core.score_terms(m, n, T, d, heads)
+    terms = core.qk_terms(m, n, T, d, heads)
     assert terms.shape == (4,)
     assert terms.sum() == pytest.approx(float((w_q @ x_m) @ (w_k @ x_n)), abs=1e-10)
     # Each term alone: the query side from one part, the key side from one part.
@@ -131,11 +131,11 @@ def test_embeddings_do_not_depend_on_T_and_are_as_long_as_PE_on_average():
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: core.head_weights(32, "learned"), "heads must be one of"),
     (lambda: core.head_weights(31), "d_model must be an even integer"),
-    (lambda: core.score_terms(0, 24, 24, 32), r"n must be an integer in 0 \.\. T-1 = 23"),
-    (lambda: core.score_terms(-1, 2, 24, 32), "m must be an integer >= 0"),
+    (lambda: core.qk_terms(0, 24, 24, 32), r"n must be an integer in 0 \.\. T-1 = 23"),
+    (lambda: core.qk_terms(-1, 2, 24, 32), "m must be an integer >= 0"),
     (lambda: core.position_term_by_start(1.5, 24, 32), "k must be an integer"),
     (lambda: core.position_term_by_start_of(np.zeros((4, 6)), np.zeros((4, 8)), 1), "pe_a must have the shape"),
-    (lambda: core.score_terms_of(np.zeros((4, 8)), np.zeros((4, 8)), np.zeros((6, 6)), 0, 1), "a must have shape"),
+    (lambda: core.qk_terms_of(np.zeros((4, 8)), np.zeros((4, 8)), np.zeros((6, 6)), 0, 1), "a must have shape"),
     (lambda: core.embeddings(0, 32), "T must be an integer >= 1"),
     (lambda: core.embeddings(4, 32, seed=-1), "seed must be an integer >= 0"),
 ])
@@ -158,13 +158,13 @@ def test_terms_follow_pos_k_and_heads_in_place(section):
     state, view = section
     source = view.terms
     assert list(source.data["term"]) == ["ee", "ep", "pe", "pp"]
-    np.testing.assert_allclose(source.data["value"], core.score_terms(0, 3, 24, 32, "random"), atol=1e-12)
+    np.testing.assert_allclose(source.data["value"], core.qk_terms(0, 3, 24, 32, "random"), atol=1e-12)
     state.pos = 7
     assert view.terms is source
-    np.testing.assert_allclose(source.data["value"], core.score_terms(7, 10, 24, 32, "random"), atol=1e-12)
+    np.testing.assert_allclose(source.data["value"], core.qk_terms(7, 10, 24, 32, "random"), atol=1e-12)
     state.heads = "aligned"
-    np.testing.assert_allclose(source.data["value"], core.score_terms(7, 10, 24, 32, "aligned"), atol=1e-12)
-    assert "qᵀk" in view.total.object and f"{core.score_terms(7, 10, 24, 32, 'aligned').sum():.3f}" in view.total.object
+    np.testing.assert_allclose(source.data["value"], core.qk_terms(7, 10, 24, 32, "aligned"), atol=1e-12)
+    assert "qᵀk" in view.total.object and f"{core.qk_terms(7, 10, 24, 32, 'aligned').sum():.3f}" in view.total.object
 
 
 def test_pp_by_start_is_flat_only_with_aligned_heads(section):
@@ -199,7 +199,7 @@ def test_target_outside_the_table_empties_the_bars_and_says_why(section):
 def test_size_change_rebuilds_tables(section):
     state, view = section
     state.d_model = 8
-    np.testing.assert_allclose(view.terms.data["value"], core.score_terms(0, 3, 24, 8, "random"), atol=1e-12)
+    np.testing.assert_allclose(view.terms.data["value"], core.qk_terms(0, 3, 24, 8, "random"), atol=1e-12)
     state.T = 3  # k is clamped to 2 in the same step
     assert state.k == 2
     np.testing.assert_allclose(view.by_start.data["value"], core.position_term_by_start(2, 3, 8)[1], atol=1e-12)

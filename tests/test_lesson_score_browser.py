@@ -15,13 +15,13 @@ def test_score_section_follows_k_and_the_heads(page, app_url, console_errors):
     page.goto(f"{app_url}/score?lang=en&d_model=32&T=24&k=3&pos=0&heads=random")
     terms = wait_for_source(page, "qk_terms", lambda d: len(d["term"]) == 4 and d["value"][0] != 0)
     assert list(terms["term"]) == ["ee", "ep", "pe", "pp"]
-    np.testing.assert_allclose(terms["value"], core.score_terms(0, 3, 24, 32, "random"), atol=1e-9)
+    np.testing.assert_allclose(terms["value"], core.qk_terms(0, 3, 24, 32, "random"), atol=1e-9)
     pp = wait_for_source(page, "pp_by_start", lambda d: len(d["m"]) == 21)
     np.testing.assert_allclose(pp["value"], core.position_term_by_start(3, 24, 32, "random")[1], atol=1e-9)
     assert np.ptp(pp["value"]) > 1.0
 
     press(page, "offset k", "ArrowRight")
-    terms = wait_for_source(page, "qk_terms", lambda d: np.allclose(d["value"], core.score_terms(0, 4, 24, 32)))
+    terms = wait_for_source(page, "qk_terms", lambda d: np.allclose(d["value"], core.qk_terms(0, 4, 24, 32)))
     wait_for_source(page, "pp_by_start", lambda d: len(d["m"]) == 20)
 
     page.get_by_role("button", name="aligned").click()

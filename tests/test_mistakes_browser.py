@@ -40,7 +40,7 @@ def test_switch_changes_the_row_lengths(page, app_url, console_errors):
     data = wait_for_source(page, "mistake_norms", lambda d: d["norm"][0] < 1e-12)
     np.testing.assert_allclose(data["norm"], norms_by_hand(24, 32, sin_only), rtol=0, atol=1e-12)
     # the samples now come from the bug's rows and leave the curve
-    samples = wait_for_source(page, "distance_samples", lambda d: np.max(np.abs(
+    samples = wait_for_source(page, "mistakes_distance_samples", lambda d: np.max(np.abs(
         d["score"] - core.relative_scores(d["k"], 32))) > 1.0)
     table = np.array([[sin_only(pos, j, 32) for j in range(32)] for pos in range(24)])
     np.testing.assert_allclose(samples["score"], [table[int(p)] @ table[int(p + k)]
@@ -55,7 +55,7 @@ def test_address_loads_a_mistake(page, app_url, console_errors):
     page.goto(f"{app_url}/mistakes?lang=en&d_model=32&T=24&mistake=dim_index")
     data = wait_for_source(page, "mistake_norms", lambda d: len(d["norm"]) == 24 and abs(d["norm"][1] - 4) > 1e-3)
     np.testing.assert_allclose(data["norm"], norms_by_hand(24, 32, dim_index), rtol=0, atol=1e-12)
-    bars = wait_for_source(page, "ladder", lambda d: len(d["x"]) == 32)  # one bar per column under a bug
+    bars = wait_for_source(page, "mistakes_ladder", lambda d: len(d["x"]) == 32)  # one bar per column under a bug
     np.testing.assert_allclose(bars["wavelength"], [2 * math.pi * 10_000 ** (2 * j / 32) for j in range(32)],
                                rtol=1e-9)
     expect(page.get_by_role("button", name="i read as column j")).to_have_count(1)

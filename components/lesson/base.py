@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import ClassVar
 
 import panel as pn
 import param
+from panel.custom import JSComponent
 
 from app.prose import SectionProse, section_prose
 from app.state import ExplorerState
 from components.controls import Controls
 from components.prose import Prose
+
+_DEFAULT_NAME = re.compile(r"^[A-Z][A-Za-z]*\d{5}$")
 
 
 class LessonSection(pn.viewable.Viewer):
@@ -58,6 +62,25 @@ class LessonSection(pn.viewable.Viewer):
             values = self.live_values()
             for prose in self._passages.values():
                 prose.show(values)
+
+    def own_names(self, view: pn.viewable.Viewable) -> pn.viewable.Viewable:
+        """``view`` with ``<slug>_`` before the name of each of its named models; returns it.
+
+        For a view that another section of ``/`` already shows: Bokeh finds a model by name
+        only when no other model of the page has it (``get_model_by_name``).
+        """
+        layout = view.__panel__() if isinstance(view, pn.viewable.Viewer) else view
+        prefix = f"{self.slug}_"
+        for pane in layout.select(pn.pane.Bokeh):
+            for model in pane.object.references():
+                if model.name and not model.name.startswith(prefix):
+                    model.name = prefix + model.name
+        for component in layout.select(lambda obj: isinstance(obj, JSComponent | pn.layout.ListPanel)):
+            # Panel's own default names ("Column00123") name nothing a test or an embed looks for.
+            if component.name and not component.name.startswith(prefix) and not _DEFAULT_NAME.match(component.name):
+                with param.edit_constant(component):
+                    component.name = prefix + component.name
+        return view
 
     def control_panel(self, parameters: Sequence[str] | None = None, columns: int = 3) -> pn.viewable.Viewable:
         """Sliders for ``parameters`` (default: the section's ``controls``), next to the figures."""

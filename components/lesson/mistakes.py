@@ -66,9 +66,10 @@ class CommonMistakes(LessonSection):
         fig.yaxis.axis_label = text(lang, "mistake_norms_y")
         style_figure(fig)
 
-        self.ladder = WavelengthLadder(state)
-        self.checks = LiveChecks(state)
-        self.scores = ScoreCurve(state)
+        # The lesson's sections before this one show these views too: their models get this section's prefix.
+        self.ladder = self.own_names(WavelengthLadder(state))
+        self.checks = self.own_names(LiveChecks(state))
+        self.scores = self.own_names(ScoreCurve(state))
         self._update_norms()
 
     @param.depends("state.d_model", "state.T", "state.base", "state.mistake", watch=True)

@@ -145,7 +145,7 @@ class WhatScoresSee(LessonSection):
         s = self.state
         if not 0 <= s.target < s.T:
             return None
-        return core.score_terms_of(self._e, self._pe, self._a, s.pos, s.target)
+        return core.qk_terms_of(self._e, self._pe, self._a, s.pos, s.target)
 
     @param.depends("state.d_model", "state.T", "state.base", "state.heads", "state.k", "state.pos", watch=True)
     def _update(self) -> None:
