@@ -24,6 +24,7 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
+from app.extras import page_extras
 from app.lesson import SECTIONS as LESSON
 from app.prose import section_prose
 from app.state import LANGUAGES, ExplorerState, Notice, parse_query
@@ -251,7 +252,7 @@ def explore_page() -> pn.viewable.Viewable:
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
     parts = [header(state, ("explore_lesson", "/")), notice_alert(state.lang, notices),
              pn.Row(controls, views, sizing_mode="stretch_width"),
-             AddressBar(state, title=text(state.lang, "page_title")), anchor]
+             AddressBar(state, title=text(state.lang, "page_title")), anchor, *page_extras(state, "explore")]
     page = pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                      stylesheets=[STYLESHEET], css_classes=["pe-page"])
     LaterViews(state, views, later, anchor)
@@ -318,7 +319,7 @@ def lesson_page() -> pn.viewable.Viewable:
         else:
             body.append(LazyPart(lambda section=section: section(state), SECTION_PLACEHOLDER_HEIGHT, slug))
         body.append(section_pager(state, slug, alone=False))
-    body += [AddressBar(state, title=text(lang, "page_title")), anchor]
+    body += [AddressBar(state, title=text(lang, "page_title")), anchor, *page_extras(state, "lesson")]
     return pn.Column(*(part for part in body if part is not None), sizing_mode="stretch_width",
                      stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-lesson"])
 
@@ -330,7 +331,8 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
         state, notices = session_state()
         parts = [notice_alert(state.lang, notices), section_heading(state, slug), LESSON[slug](state),
                  section_pager(state, slug, alone=True),
-                 AddressBar(state, title=f"{section_title(slug, state.lang)} · {text(state.lang, 'page_title')}")]
+                 AddressBar(state, title=f"{section_title(slug, state.lang)} · {text(state.lang, 'page_title')}"),
+                 *page_extras(state, "section")]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                          stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])
 
@@ -345,7 +347,7 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
         state, notices = session_state()
         spec = VIEWS[name]
         parts = [notice_alert(state.lang, notices), Controls(state, spec.controls, columns=3), spec.view(state),
-                 AddressBar(state, title=text(state.lang, "page_title"))]
+                 AddressBar(state, title=text(state.lang, "page_title")), *page_extras(state, "view")]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                          stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])
 

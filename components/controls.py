@@ -45,8 +45,8 @@ def widget_for(state: ExplorerState, name: str) -> pn.widgets.Widget:
     elif kind is pn.widgets.RadioButtonGroup:
         # The options' labels in the page's language; the values stay the URL's words.
         options["options"] = {text(state.lang, f"{name}_{value}"): value for value in state.param[name].objects}
-        options["button_type"] = "primary"
-        options["button_style"] = "outline"
+        options["color"] = "primary"
+        options["variant"] = "outline"
     elif kind is pn.widgets.TextInput:
         options["placeholder"] = text(state.lang, f"{name}_placeholder")
     widget = kind.from_param(state.param[name], **options)

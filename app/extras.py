@@ -1,0 +1,25 @@
+"""Page-wide parts that every page gets, whatever it shows (the lesson, a section, /explore, a view).
+
+Each entry takes the session's state and the page's kind (``"lesson"``, ``"section"``,
+``"explore"`` or ``"view"``) and returns a component to add at the end of the page, or ``None``.
+They are for things that belong to the page rather than to a view: keyboard shortcuts, a notice
+when the connection is lost, a room's controls. Add a feature's maker here, one line each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import panel as pn
+
+from app.state import ExplorerState
+
+PageExtra = Callable[[ExplorerState, str], pn.viewable.Viewable | None]
+
+PAGE_EXTRAS: list[PageExtra] = [
+]
+
+
+def page_extras(state: ExplorerState, kind: str) -> list[pn.viewable.Viewable]:
+    """The page-wide parts for a page of ``kind``, in the order of ``PAGE_EXTRAS``."""
+    return [part for make in PAGE_EXTRAS if (part := make(state, kind)) is not None]
