@@ -25,7 +25,7 @@ a value outside its bounds.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import param
@@ -56,8 +56,13 @@ MAX_WORDS = 12
 MAX_WORD_LENGTH = 24
 
 #: Parameters that travel in the query string, in the order they are written there.
-URL_PARAMETERS = ("d_model", "T", "base", "pair", "pos", "k", "pairs_from", "pairs_to", "heads", "reserve",
-                  "sentence", "mistake", "lang")
+VIEW_PARAMETERS = ("d_model", "T", "base", "pair", "pos", "k")
+LESSON_PARAMETERS = ("pairs_from", "pairs_to", "heads", "reserve", "sentence", "mistake")
+#: How the page is shown (not what it shows).
+PAGE_PARAMETERS: tuple[str, ...] = ()
+#: Following a teacher's room.
+ROOM_PARAMETERS: tuple[str, ...] = ()
+URL_PARAMETERS = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, *PAGE_PARAMETERS, *ROOM_PARAMETERS, "lang")
 
 
 class EvenInteger(param.Integer):
@@ -234,6 +239,15 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
                 note(name, given, used, "rounded")
         values[name] = used
 
+    def choice(name: str, allowed: Sequence[str], fallback: str | None = None) -> None:
+        """One of ``allowed`` (any case, spaces around ignored); else ``fallback`` or the default, with a notice."""
+        if name not in args:
+            return
+        given = args[name].strip().lower()
+        values[name] = given if given in allowed else (fallback or defaults[name].default)
+        if given not in allowed:
+            note(name, args[name], values[name], "not_allowed")
+
     integer("T", 1, T_MAX)
     integer("d_model", 2, D_MODEL_MAX)
     if values.get("d_model", 0) % 2:
@@ -278,28 +292,14 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
         note("reserve", args["reserve"], values["reserve"] - 1, "odd")
         values["reserve"] -= 1
 
-    if "heads" in args:
-        heads = args["heads"].strip().lower()
-        values["heads"] = heads if heads in HEADS else defaults["heads"].default
-        if heads not in HEADS:
-            note("heads", args["heads"], values["heads"], "not_allowed")
-    if "mistake" in args:
-        mistake = args["mistake"].strip().lower()
-        values["mistake"] = mistake if mistake in MISTAKES else defaults["mistake"].default
-        if mistake not in MISTAKES:
-            note("mistake", args["mistake"], values["mistake"], "not_allowed")
+    choice("heads", HEADS)
+    choice("mistake", MISTAKES)
     if "sentence" in args:
         values["sentence"] = clean_sentence(args["sentence"])
         if values["sentence"] != " ".join(args["sentence"].split()):
             note("sentence", args["sentence"], values["sentence"], "sentence_cut")
 
-    if "lang" in args:
-        lang = args["lang"].strip().lower()
-        if lang in LANGUAGES:
-            values["lang"] = lang
-        else:
-            values["lang"] = default_lang
-            note("lang", args["lang"], default_lang, "not_allowed")
+    choice("lang", LANGUAGES, fallback=default_lang)
     return values, notices
 
 
