@@ -30,14 +30,14 @@ import html
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource, Legend, LegendItem, Range1d
+from bokeh.models import ColumnDataSource, FixedTicker, Legend, LegendItem, Range1d
 from bokeh.plotting import figure
 from bokeh.transform import dodge
 
 from app import core
 from app.strings import text
 from components.lesson.base import LessonSection, number
-from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, style_figure
+from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, html_pane, style_figure
 
 #: The example sentences: keys of the string table, each an original and its reordering.
 PRESETS = ("order_lesson", "order_preset_2", "order_preset_3")
@@ -122,6 +122,8 @@ class OrderIsMeaning(LessonSection):
                      name=f"order_{column}_numbers")
         out.xaxis.axis_label = text(lang, "order_outputs_x")
         out.ygrid.visible = False
+        out.yaxis.ticker = FixedTicker(ticks=[], name="order_outputs_ticks")
+        out.yaxis.major_label_text_font_size = LABEL_SIZE
         out.add_layout(Legend(items=[LegendItem(label=text(lang, "order_without_pe"), renderers=[without]),
                                      LegendItem(label=text(lang, "order_with_pe"), renderers=[with_pe])],
                               location="bottom_right", label_text_font_size=TICK_SIZE, glyph_width=34,
@@ -199,7 +201,7 @@ class OrderIsMeaning(LessonSection):
             }
             self.links.data = {"x0": [-0.3] * n, "y0": y, "x1": [0.3] * n,
                                "y1": (n - 1 - match).astype(np.float64).tolist(), "moved": moved.tolist()}
-            self.sentences_plot.y_range.update(start=-0.6, end=n + 0.3)
+            self.sentences_plot.y_range.update(start=-0.6, end=n + 0.7)
             self.headers.data["y"] = [n - 0.45, n - 0.45]
             self.sentences_plot.height = (n + 2) * ROW_HEIGHT
             self.outputs.data = {
@@ -210,6 +212,10 @@ class OrderIsMeaning(LessonSection):
             }
             self.outputs_plot.x_range.update(start=0, end=1.3 * top)
             self.outputs_plot.y_range.update(start=-0.6, end=n - 0.4)
+            # Each pair of bars is named by its word (canvas text: no markup is interpreted).
+            self.outputs_plot.yaxis.ticker.ticks = y
+            self.outputs_plot.yaxis.major_label_overrides = {int(row): word for row, word in zip(y, original,
+                                                                                                 strict=True)}
             self.outputs_plot.height = n * ROW_HEIGHT + 150
             if moved.any():
                 self.readout.object = html.escape(text(
@@ -228,7 +234,7 @@ class OrderIsMeaning(LessonSection):
     def layout(self) -> list[pn.viewable.Viewable]:
         s = self.state
         sentence = self.control_panel(("sentence", "d_model"), columns=2)
-        presets = pn.Column(pn.pane.Str(text(s.lang, "order_presets"), styles={"font-size": "1.1rem"}),
+        presets = pn.Column(html_pane(f'<p class="pe-readout">{html.escape(text(s.lang, "order_presets"))}</p>'),
                             pn.FlexBox(*self.preset_buttons, self.shuffle_button), sizing_mode="stretch_width")
         figures = pn.Row(pn.pane.Bokeh(self.sentences_plot, sizing_mode="stretch_width"),
                          pn.pane.Bokeh(self.outputs_plot, sizing_mode="stretch_width"), sizing_mode="stretch_width")
