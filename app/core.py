@@ -1125,7 +1125,7 @@ __all__ += [
     "encoding_distances",
     "gram_sampled",
     "pair_bands",
-    "qk_terms",
+    "score_terms",
     "rope_relative",
     "rope_rotate",
     "rope_rotation",
