@@ -261,9 +261,17 @@ def rotation(k: float, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.f
     """
     k = _scalar("k", k)
     theta = k * frequencies(d_model, base)
-    c, s = np.cos(theta), np.sin(theta)
-    m = np.zeros((d_model, d_model), dtype=np.float64)
-    even = np.arange(0, d_model, 2)
+    return _block_rotations(np.cos(theta), np.sin(theta))
+
+
+def _block_rotations(c: NDArray[np.float64], s: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The block-diagonal matrix whose block ``i`` is ``[[c_i, s_i], [-s_i, c_i]]`` (a scaled rotation).
+
+    With ``c_i = r cos(phi)``, ``s_i = r sin(phi)`` it maps a pair ``(sin a, cos a)`` to
+    ``r (sin(a + phi), cos(a + phi))``: the convention of ``rotation``.
+    """
+    m = np.zeros((2 * c.size, 2 * c.size), dtype=np.float64)
+    even = np.arange(0, 2 * c.size, 2)
     m[even, even] = c
     m[even, even + 1] = s
     m[even + 1, even] = -s
@@ -570,15 +578,8 @@ def _scaled_rotations(d_model: int, rng: np.random.Generator) -> NDArray[np.floa
     pairs = d_model // 2
     s = rng.uniform(0.5, 1.5, pairs)
     phi = rng.uniform(-np.pi, np.pi, pairs)
-    c, sn = s * np.cos(phi), s * np.sin(phi)
-    b = np.zeros((d_model, d_model), dtype=np.float64)
-    even = np.arange(0, d_model, 2)
     # The convention of ``rotation``: R(phi) (sin a, cos a) = (sin(a + phi), cos(a + phi)).
-    b[even, even] = c
-    b[even, even + 1] = sn
-    b[even + 1, even] = -sn
-    b[even + 1, even + 1] = c
-    return b
+    return _block_rotations(s * np.cos(phi), s * np.sin(phi))
 
 
 def head_weights(d_model: int, heads: str = "random",
@@ -1125,11 +1126,11 @@ __all__ += [
     "encoding_distances",
     "gram_sampled",
     "pair_bands",
-    "score_terms",
     "rope_relative",
     "rope_rotate",
     "rope_rotation",
     "rope_scores",
+    "score_terms",
     "seeded_head",
 ]
 

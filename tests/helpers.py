@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import panel as pn
+
+
+def row_by_hand(pos: float, d_model: int, base: float = 10_000) -> np.ndarray:
+    """``PE[pos]`` written out from the paper's formula with ``math`` (an independent check of ``app.core``)."""
+    row: list[float] = []
+    for i in range(d_model // 2):
+        angle = pos / base ** (2 * i / d_model)
+        row += [math.sin(angle), math.cos(angle)]
+    return np.array(row)
 
 
 def wait_until(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05,

@@ -20,6 +20,7 @@ from app.state import BASES, ExplorerState
 from app.strings import text
 from components import distance
 from components.distance import MAX_TARGETS_PER_START, SAMPLE_STARTS, ScoreCurve
+from tests.helpers import row_by_hand
 
 
 def score_by_hand(k: float, d_model: int, base: float) -> float:
@@ -27,12 +28,6 @@ def score_by_hand(k: float, d_model: int, base: float) -> float:
     return math.fsum(math.cos(k / base ** (2 * i / d_model)) for i in range(d_model // 2))
 
 
-def row_by_hand(pos: float, d_model: int, base: float) -> list[float]:
-    row = []
-    for i in range(d_model // 2):
-        angle = pos / base ** (2 * i / d_model)
-        row += [math.sin(angle), math.cos(angle)]
-    return row
 
 
 def curve_lookup(view: ScoreCurve) -> dict[int, float]:

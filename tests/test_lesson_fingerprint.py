@@ -18,6 +18,7 @@ from app import core
 from app.prose import section_prose
 from app.state import BASES, ExplorerState
 from components.lesson.fingerprint import MAX_DIALS, Fingerprint, dial_pairs, short
+from tests.helpers import row_by_hand
 
 
 def sliced_distances(pos: int, T: int, d_model: int, base: float, first: int, last: int) -> np.ndarray:
@@ -25,12 +26,6 @@ def sliced_distances(pos: int, T: int, d_model: int, base: float, first: int, la
     return np.linalg.norm(pe - pe[pos], axis=1)
 
 
-def row_by_hand(pos: float, d_model: int, base: float) -> list[float]:
-    row = []
-    for i in range(d_model // 2):
-        angle = pos / base ** (2 * i / d_model)
-        row += [math.sin(angle), math.cos(angle)]
-    return row
 
 
 # --------------------------------------------------------------------------

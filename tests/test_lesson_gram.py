@@ -12,15 +12,7 @@ from hypothesis import strategies as st
 from app import core
 from app.state import BASES, ExplorerState
 from components.lesson.gram import GramMatrix
-from tests.helpers import model_property, press, wait_for_source, wait_until
-
-
-def row_by_hand(pos: float, d_model: int, base: float) -> list[float]:
-    row = []
-    for i in range(d_model // 2):
-        angle = pos / base ** (2 * i / d_model)
-        row += [math.sin(angle), math.cos(angle)]
-    return row
+from tests.helpers import model_property, press, row_by_hand, wait_for_source, wait_until
 
 
 def dot_by_hand(p: float, q: float, d_model: int, base: float) -> float:

@@ -17,6 +17,7 @@ from app import core
 from app.prose import section_prose
 from app.state import BASES, ExplorerState
 from components.lesson.shift import MATRIX_SIZE, ShiftIsRotation, block_markup, signed
+from tests.helpers import row_by_hand
 
 
 def rotation_by_hand(k: float, d_model: int, base: float, size: int) -> np.ndarray:
@@ -28,8 +29,6 @@ def rotation_by_hand(k: float, d_model: int, base: float, size: int) -> np.ndarr
     return m
 
 
-def row_by_hand(pos: float, d_model: int, base: float) -> np.ndarray:
-    return np.array([f(pos / base ** (2 * i / d_model)) for i in range(d_model // 2) for f in (math.sin, math.cos)])
 
 
 # --------------------------------------------------------------------------

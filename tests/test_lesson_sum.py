@@ -23,16 +23,11 @@ from app import core
 from app.prose import section_prose
 from app.state import ExplorerState
 from components.lesson.sum import SumOrConcatenate
+from tests.helpers import row_by_hand
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 
 
-def row_by_hand(pos: float, d_model: int, base: float = 10_000) -> np.ndarray:
-    row = []
-    for i in range(d_model // 2):
-        angle = pos / base ** (2 * i / d_model)
-        row += [math.sin(angle), math.cos(angle)]
-    return np.array(row)
 
 
 # --------------------------------------------------------------------------
