@@ -1317,17 +1317,16 @@ def additive_scores(e: ArrayLike, w_q: ArrayLike, w_k: ArrayLike, count: int,
 def seeded_head(d_model: int, seed: int = 0) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """A reproducible word and attention head: ``(e, W_Q, W_K)``.
 
-    ``e`` has standard normal coordinates (length about ``sqrt(d_model)``, comparable to a
+    ``e = seeded_word_vector(d_model, seed, scale=1)`` and ``(W_Q, W_K) = head_weights(d_model,
+    "random", seed)``: ``e`` has standard normal coordinates (length about ``sqrt(d_model)``, comparable to a
     row of PE, ``sqrt(d_model / 2)``); ``W_Q`` and ``W_K`` have normal entries of variance
     ``1 / d_model``, so they keep lengths about the same. The same ``seed`` always
     gives the same numbers (NumPy's PCG64).
     """
-    d_model = _integer("d_model", d_model, 2, even=True)
-    seed = _integer("seed", seed, 0)
-    rng = np.random.default_rng(seed)
-    e = rng.standard_normal(d_model)
-    scale = 1.0 / math.sqrt(d_model)
-    return e, rng.standard_normal((d_model, d_model)) * scale, rng.standard_normal((d_model, d_model)) * scale
+    w_q, w_k = head_weights(d_model, "random", seed)
+    return seeded_word_vector(d_model, seed, scale=1.0), w_q, w_k
+
+
 # Section «mistakes»: bugs that published code has shipped, as explicit variants.
 # Every function of this block takes ``mistake``; "none" is the correct encoding.
 # ==========================================================================
