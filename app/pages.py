@@ -25,6 +25,8 @@ import param
 from panel.custom import JSComponent
 
 from app.extras import page_extras
+from app.lesson import BEYOND
+from app.lesson import LESSON as LESSON_ONLY
 from app.lesson import SECTIONS as LESSON
 from app.prose import section_prose
 from app.state import LANGUAGES, ExplorerState, Notice, parse_query
@@ -292,10 +294,17 @@ def section_pager(state: ExplorerState, slug: str, *, alone: bool) -> StateLinks
     return StateLinks(links, kind="pager", label=text(state.lang, "lesson_nav"), name=f"{slug}_pager")
 
 
-def table_of_contents(state: ExplorerState) -> StateLinks:
-    """The lesson's sections as a numbered list of anchors."""
-    return StateLinks([[section_prose(slug, state.lang).title, "", slug] for slug in LESSON], kind="toc",
-                      label=text(state.lang, "lesson_contents"), name="lesson_contents")
+def table_of_contents(state: ExplorerState) -> pn.viewable.Viewable:
+    """The sections as numbered lists of anchors, side by side: the lesson, and what lies past it."""
+    lang = state.lang
+    parts = []
+    groups = (("lesson_contents", list(LESSON_ONLY), 1), ("beyond_contents", list(BEYOND), len(LESSON_ONLY) + 1))
+    for key, slugs, start in groups:
+        links = StateLinks([[section_prose(slug, lang).title, "", slug] for slug in slugs], kind="toc", start=start,
+                           label=text(lang, key), name=key, sizing_mode="stretch_width")
+        parts.append(pn.Column(html_pane(f'<h2 class="pe-section">{html.escape(text(lang, key))}</h2>'), links,
+                               width=540))
+    return pn.FlexBox(*parts, sizing_mode="stretch_width", flex_wrap="wrap", gap="0 2em")
 
 
 def lesson_page() -> pn.viewable.Viewable:
@@ -310,7 +319,6 @@ def lesson_page() -> pn.viewable.Viewable:
     lang = state.lang
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor", complete=True)
     body: list = [header(state, ("lesson_explore", "/explore")), notice_alert(lang, notices),
-                  html_pane(f'<h2 class="pe-section">{html.escape(text(lang, "lesson_contents"))}</h2>'),
                   table_of_contents(state)]
     for index, (slug, section) in enumerate(LESSON.items()):
         body.append(section_heading(state, slug))

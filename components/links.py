@@ -31,12 +31,14 @@ class StateLinks(JSComponent):
     links = param.List(default=[], doc="[label, path, fragment] for each link.")
     kind = param.Selector(default="row", objects=["row", "toc", "pager"], doc="How the links are laid out.")
     label = param.String(default="", doc="Accessible name of the group (a <nav> landmark).")
+    start = param.Integer(default=1, bounds=(1, None), doc="Number of the first entry of a table of contents.")
 
     _esm = """
     export function render({ model }) {
       const nav = document.createElement("nav");
       if (model.label) nav.setAttribute("aria-label", model.label);
       const list = document.createElement(model.kind === "toc" ? "ol" : "div");
+      if (model.kind === "toc") list.start = model.start;
       list.className = "pe-links pe-" + model.kind;
       const target = (path, fragment) => {
         const here = new URL(window.location.href);

@@ -37,7 +37,7 @@ def scroll_through(page) -> None:
 
 def test_lesson_lists_every_section_in_order(page, app_url, console_errors):
     page.goto(f"{app_url}/?{QUERY}")
-    toc = page.locator("nav[aria-label='Contents'] a")
+    toc = page.locator("nav[aria-label='The lesson'] a, nav[aria-label='Past the lesson'] a")
     expect(toc).to_have_count(len(SECTIONS))
     titles = [section_prose(slug, "en").title for slug in SECTIONS]
     assert toc.all_inner_texts() == titles
@@ -65,7 +65,7 @@ def test_sections_below_the_fold_are_built_when_the_reader_comes_near(page, app_
 def test_contents_link_scrolls_to_its_section_and_keeps_the_query(page, app_url):
     page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(f"{app_url}/?{QUERY}")
-    page.locator("nav[aria-label='Contents'] a", has_text=section_prose("shift", "en").title).click()
+    page.locator("nav[aria-label='The lesson'] a", has_text=section_prose("shift", "en").title).click()
     wait_until(lambda: urlparse(page.url).fragment == "shift", message="the fragment follows the link")
     wait_until(lambda: abs(page.locator("h2#shift").bounding_box()["y"]) < 5, timeout=20,
                message="the section's heading is scrolled to the top")
