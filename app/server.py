@@ -10,6 +10,7 @@ import signal
 import socket
 import time
 import urllib.request
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -115,15 +116,17 @@ def is_alive(url: str) -> bool:
 
 
 @contextmanager
-def running(port: int | None = None, timeout: float = 30.0) -> Iterator[str]:
-    """Serve the explorable in this process on loopback; yields its base URL, stops it after.
+def serving(port: int | None = None, timeout: float = 30.0, **kwargs) -> Iterator[tuple[str, object]]:
+    """Serve the explorable in this process on loopback; yields (base URL, Bokeh server), stops it after.
 
     For tests, screenshots and benchmarks: waits (polling ``/liveness``) until
     the server answers, and raises ``RuntimeError`` if it does not in ``timeout`` s.
+    ``kwargs`` go to ``serve`` (e.g. shorter session lifetimes for a test).
     """
     port = port or free_port()
-    server = serve(port=port, address="127.0.0.1", threaded=True,
-                   allow_websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"])
+    server_id = uuid.uuid4().hex
+    thread = serve(port=port, address="127.0.0.1", threaded=True, server_id=server_id,
+                   allow_websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"], **kwargs)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
@@ -131,6 +134,14 @@ def running(port: int | None = None, timeout: float = 30.0) -> Iterator[str]:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the explorable did not answer on {url} within {timeout} s")
             time.sleep(0.05)  # polling interval, not a synchronisation delay
-        yield url
+        # Panel keeps the Bokeh server of each pn.serve in state._servers, by server_id.
+        yield url, pn.state._servers[server_id][0]
     finally:
-        server.stop()
+        thread.stop()
+
+
+@contextmanager
+def running(port: int | None = None, timeout: float = 30.0) -> Iterator[str]:
+    """``serving`` that yields the base URL only."""
+    with serving(port, timeout) as (url, _server):
+        yield url
