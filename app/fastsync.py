@@ -229,10 +229,22 @@ class _FastSync:
 
 
 class FastIntSlider(_FastSync, pn.widgets.IntSlider):
-    """An ``IntSlider`` whose moves reach the server on the next tick, not 50 ms later."""
+    """An ``IntSlider`` whose moves reach the server on the next tick, not 50 ms later.
+
+    A range of one value (``pos`` when T = 1) is drawn as a disabled slider over
+    start .. start + 1: Bokeh refuses a slider whose start equals its end (its
+    validation logs error E-1021 and BokehJS cannot draw it).
+    """
 
     value_throttled = param.Integer(default=None, constant=False, doc="""
         The value when the mouse was released (set by the browser; see _process_step).""")
+
+    def _process_param_change(self, params: dict) -> dict:
+        props = super()._process_param_change(params)
+        if "start" in props or "end" in props or "disabled" in props:
+            single = self.start == self.end
+            props.update(start=self.start, end=self.end + single, disabled=single or self.disabled)
+        return props
 
 
 class FastPlayer(_FastSync, pn.widgets.Player):

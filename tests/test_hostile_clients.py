@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import math
 from urllib.parse import urlparse
 
@@ -22,6 +21,7 @@ from app import core
 from app.server import MAX_MESSAGE_BYTES, serving
 from app.strings import text
 from bench.protocol import BokehClient, Message
+from tests.helpers import LogRecorder
 
 #: (value sent as k's value, what the server must do): a number is the value it must clamp to
 #: (lesson sizes: k in -23 .. 23), None a refusal. 20 values, those of issue #12 among them.
@@ -31,36 +31,6 @@ HOSTILE_K = [
     ("abc", None), ("3", None), ([1, 2], None), ({"a": 1}, None), (None, None), (True, None),
     ({"type": "number", "value": "nan"}, None), (list(range(10**5)), None),
 ]
-
-
-class LogRecorder(logging.Handler):
-    """Every record of the loggers a failure would show in: Bokeh's, tornado's, asyncio's, Panel's, ours."""
-
-    NAMES = ("", "app", "bokeh", "tornado", "asyncio", "panel")
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-    def __enter__(self) -> LogRecorder:
-        for name in self.NAMES:
-            logging.getLogger(name).addHandler(self)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for name in self.NAMES:
-            logging.getLogger(name).removeHandler(self)
-
-    def failures(self) -> list[str]:
-        """Tracebacks and errors: what must never be logged."""
-        return [self.format(r)[:300] for r in self.records
-                if r.exc_info or r.levelno >= logging.ERROR or "Exception in callback" in r.getMessage()]
-
-    def warnings(self, name: str = "app.guard") -> list[str]:
-        return [r.getMessage() for r in self.records if r.name == name and r.levelno == logging.WARNING]
 
 
 @pytest.fixture(scope="module")
