@@ -314,6 +314,16 @@ class NoDelayWSHandler(panel_server.WSHandler):
     echoes a change to the connection it came from).
     """
 
+    async def prepare(self):
+        # Tornado (6.5+) skips check_origin when Origin names the same host as the Host header, so a
+        # page reached through another name (DNS rebinding: evil.example resolving to this server)
+        # would pass; every Origin is held against the allowed list instead.
+        await super().prepare()
+        origin = self.request.headers.get("Origin")
+        if not self._finished and origin is not None and not self.check_origin(origin):
+            self.set_status(403)
+            self.finish("Cross origin websockets not allowed")
+
     def open(self, *args, **kwargs):
         # Before the first write (the ACK of the handshake); the stream exists by now.
         self.set_nodelay(True)
