@@ -315,7 +315,7 @@ class NoDelayWSHandler(panel_server.WSHandler):
     """
 
     async def prepare(self):
-        # Tornado (6.5+) skips check_origin when Origin names the same host as the Host header, so a
+        # Tornado (6.6) skips check_origin when Origin names the same host as the Host header, so a
         # page reached through another name (DNS rebinding: evil.example resolving to this server)
         # would pass; every Origin is held against the allowed list instead.
         await super().prepare()
