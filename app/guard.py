@@ -28,8 +28,9 @@ from numbers import Real
 from typing import Any
 
 from bokeh.document import Document
+from bokeh.model import DataModel
 from bokeh.models import Model
-from bokeh.models.widgets import AbstractButton, AbstractGroup, AbstractSlider, InputWidget
+from bokeh.models.widgets import AbstractButton, AbstractGroup, AbstractSlider, InputWidget, Widget
 
 __all__ = ["MAX_EVENTS", "MAX_LIST", "MAX_TEXT", "Clamped", "Refused", "check_patch", "describe", "log"]
 
@@ -139,7 +140,9 @@ def _check_event(doc: Document, event: object, clamped: list[Clamped]) -> None:
         raise Refused(f"{_label(model, attr)} takes at most {MAX_LIST} elements, not {len(new)}")
     if isinstance(model, InputWidget | AbstractButton) and isinstance(current, str) and not isinstance(new, str):
         raise Refused(f"{_label(model, attr)} must be a string, not {describe(new)}")
-    if isinstance(current, Real) and not isinstance(current, bool) and new is not None and _finite_number(new) is None:
+    # Numbers only where the app reads them (widgets, its components' data); a figure's range may be NaN.
+    numeric = isinstance(current, Real) and not isinstance(current, bool) and isinstance(model, Widget | DataModel)
+    if numeric and new is not None and _finite_number(new) is None:
         raise Refused(f"{_label(model, attr)} must be a finite number, not {describe(new)}")
 
 

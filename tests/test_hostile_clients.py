@@ -229,3 +229,26 @@ def test_a_message_above_the_size_limit_closes_only_its_own_connection(server):
 def _objects(doc):
     from bench.protocol import objects
     return list(objects(doc))
+
+
+def test_the_guard_checks_what_the_app_reads_and_leaves_figures_to_bokeh():
+    """``check_patch`` alone, on a document: a slider's NaN is refused, a range's (BokehJS may send one) is not."""
+    from bokeh.document import Document
+    from bokeh.models import Range1d, Slider
+
+    from app.guard import Refused, check_patch
+
+    doc = Document()
+    slider, span = Slider(start=0, end=10, value=3, step=1), Range1d(start=0, end=1)
+    doc.add_root(slider)
+    doc.add_root(span)
+    nan = {"type": "number", "value": "nan"}
+    check_patch(doc, {"events": [{"kind": "ModelChanged", "model": {"id": span.id}, "attr": "start", "new": nan}]})
+    with pytest.raises(Refused, match="finite number"):
+        check_patch(doc, {"events": [{"kind": "ModelChanged", "model": {"id": slider.id}, "attr": "value",
+                                      "new": nan}]})
+    event = {"kind": "ModelChanged", "model": {"id": slider.id}, "attr": "value", "new": 12.4}
+    (clamped,) = check_patch(doc, {"events": [event]})
+    assert event["new"] == 10 and clamped.used == 10
+    with pytest.raises(Refused, match="at most"):
+        check_patch(doc, {"events": [event] * 1_001})
