@@ -341,7 +341,7 @@ class NoDelayWSHandler(panel_server.WSHandler):
 
     async def _handle(self, message):
         # Bokeh's ProtocolHandler.handle, with the guard first and a short reason instead of a traceback.
-        reason = None
+        reason = detail = None
         try:
             handler = self.handler._handlers.get(message.msgtype)
             if handler is None:
@@ -351,9 +351,11 @@ class NoDelayWSHandler(panel_server.WSHandler):
                 clamped = guard.check_patch(self.connection.session.document, message.content)
             work = await handler(message, self.connection)
         except Exception as error:
+            # The guard's reasons are short and never repeat a value; Bokeh's own may, so only their start is logged.
             reason = str(error) if isinstance(error, guard.Refused) else f"{type(error).__name__}: refused"
+            detail = reason if isinstance(error, guard.Refused) else f"{type(error).__name__}: {str(error)[:120]}"
         if reason is not None:
-            self._warn("refused a %s message from %s: %s", str(message.msgtype)[:20], _session_label(self), reason)
+            self._warn("refused a %s message from %s: %s", str(message.msgtype)[:20], _session_label(self), detail)
             return self.connection.error(message, reason)
         if clamped:
             self._warn("clamped %s for %s", "; ".join(

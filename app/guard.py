@@ -82,13 +82,22 @@ def _finite_number(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _current(model: Model, attr: str) -> object:
+    """The property's value on the server, or None while it is unset (a slider's ``value_throttled`` before
+    its first release, a figure's ``inner_width`` before it is drawn: reading those raises)."""
+    try:
+        return getattr(model, attr)
+    except Exception:
+        return None
+
+
 def _label(model: Model, attr: str) -> str:
     return f"{type(model).__name__}.{attr}"
 
 
 def _check_slider(model: AbstractSlider, attr: str, new: object) -> object:
     """A slider's value: a finite number (a pair of them for range sliders), clamped to start .. end."""
-    if isinstance(getattr(model, attr), list | tuple):  # a range slider
+    if isinstance(_current(model, attr), list | tuple):  # a range slider
         if not isinstance(new, list | tuple) or len(new) != 2:
             raise Refused(f"{_label(model, attr)} must be a pair of numbers, not {describe(new)}")
         return [_check_slider_number(model, attr, item) for item in new]
@@ -99,7 +108,7 @@ def _check_slider_number(model: AbstractSlider, attr: str, new: object) -> objec
     number = _finite_number(new)
     if number is None:
         raise Refused(f"{_label(model, attr)} must be a finite number, not {describe(new)}")
-    start, end, step = (getattr(model, name, None) for name in ("start", "end", "step"))
+    start, end, step = (_current(model, name) for name in ("start", "end", "step"))
     integral = all(isinstance(x, int) and not isinstance(x, bool) for x in (start, end, step))
     used: float | int = number
     if integral:
@@ -133,7 +142,7 @@ def _check_event(doc: Document, event: object, clamped: list[Clamped]) -> None:
         if new is not None and (_finite_number(new) != new or not 0 <= new < len(model.labels)):
             raise Refused(f"{_label(model, attr)} must be one of 0 .. {len(model.labels) - 1}, not {describe(new)}")
         return
-    current = getattr(model, attr)
+    current = _current(model, attr)
     if isinstance(new, str) and len(new) > MAX_TEXT:
         raise Refused(f"{_label(model, attr)} takes at most {MAX_TEXT} characters, not {len(new)}")
     if isinstance(new, list) and len(new) > MAX_LIST:
