@@ -63,6 +63,7 @@ from typing import ClassVar
 import panel as pn
 import param
 from bokeh.document.events import ModelChangedEvent
+from bokeh.io import doc as bokeh_doc
 from bokeh.server import urls as bokeh_urls
 from panel.io import server as panel_server
 from panel.reactive import _syncing
@@ -329,6 +330,21 @@ class NoDelayWSHandler(panel_server.WSHandler):
         self.set_nodelay(True)
         return super().open(*args, **kwargs)
 
+    async def _async_open(self, token):
+        # A client that closes its websocket while the session is still being built (Bokeh's on_close
+        # runs before the connection exists and so does nothing) would leave the session counting one
+        # connection for ever: never reaped, a whole document held per such client. Let it go here.
+        try:
+            return await super()._async_open(token)
+        finally:
+            if getattr(self, "_closed_early", False) and self.connection is not None:
+                self.connection.session.notify_connection_lost()
+                self.application.client_lost(self.connection)
+
+    def on_close(self) -> None:
+        self._closed_early = self.connection is None
+        super().on_close()
+
     async def _receive(self, fragment):
         # Bokeh logs an unparsable fragment in full, with a traceback; one line, and the connection closes.
         try:
@@ -342,6 +358,7 @@ class NoDelayWSHandler(panel_server.WSHandler):
     async def _handle(self, message):
         # Bokeh's ProtocolHandler.handle, with the guard first and a short reason instead of a traceback.
         reason = detail = None
+        patched = len(bokeh_doc._PATCHED_CURDOCS)
         try:
             handler = self.handler._handlers.get(message.msgtype)
             if handler is None:
@@ -351,6 +368,9 @@ class NoDelayWSHandler(panel_server.WSHandler):
                 clamped = guard.check_patch(self.connection.session.document, message.content)
             work = await handler(message, self.connection)
         except Exception as error:
+            # Bokeh's patch_curdoc has no try/finally: an exception inside it leaves the refused
+            # session's document as every thread's curdoc() (Panel falls back to it), for good.
+            del bokeh_doc._PATCHED_CURDOCS[patched:]
             # The guard's reasons are short and never repeat a value; Bokeh's own may, so only their start is logged.
             reason = str(error) if isinstance(error, guard.Refused) else f"{type(error).__name__}: refused"
             detail = reason if isinstance(error, guard.Refused) else f"{type(error).__name__}: {str(error)[:120]}"

@@ -42,6 +42,9 @@ MAX_EVENTS = 1_000
 MAX_TEXT = 10_000
 #: Most elements of a list a client may set (a selection's indices, a range slider's pair).
 MAX_LIST = 10_000
+#: The document events BokehJS sends (a property changed, a UI event such as a click or
+#: ``document_ready``, a source edited in the page); adding or removing roots, or the title, it never does.
+CLIENT_EVENTS = frozenset({"ModelChanged", "MessageSent", "ColumnDataChanged", "ColumnsStreamed", "ColumnsPatched"})
 #: Slider properties the browser sets; ``start``, ``end``, ``step`` belong to the server.
 SLIDER_VALUES = ("value", "value_throttled")
 
@@ -121,6 +124,8 @@ def _check_slider_number(model: AbstractSlider, attr: str, new: object) -> objec
 def _check_event(doc: Document, event: object, clamped: list[Clamped]) -> None:
     if not isinstance(event, dict) or not isinstance(event.get("kind"), str):
         raise Refused("an event must be an object with a kind")
+    if event["kind"] not in CLIENT_EVENTS:
+        raise Refused(f"a client does not send {event['kind'][:30]!r} events")
     if event["kind"] != "ModelChanged":
         return  # Bokeh checks the others (and refuses them with a reason of its own)
     ref = event.get("model")

@@ -417,3 +417,12 @@ def test_discrete_slider_clamps_an_index_outside_its_options():
     assert slider.value == 10 and slider._slider.value == 2
     slider._slider.value = -1  # would wrap around to the last option
     assert slider.value == 2 and slider._slider.value == 0
+
+
+def test_bokeh_still_forgets_a_connection_closed_before_it_exists():
+    """Guards ``WSHandler.on_close`` acting only ``if self.connection is not None`` and ``_async_open`` creating
+    the connection: the case ``NoDelayWSHandler._async_open`` completes."""
+    from bokeh.server.views.ws import WSHandler as BokehWSHandler
+
+    assert "if self.connection is not None" in inspect.getsource(BokehWSHandler.on_close)
+    assert "self.connection = self.application.new_connection" in inspect.getsource(BokehWSHandler._async_open)

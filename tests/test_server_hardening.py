@@ -167,7 +167,8 @@ def test_sessions_opened_and_closed_are_reaped_back_to_the_baseline(server):
         await client.aclose()
 
     asyncio.run(one_session())  # everything a session loads once per process, before the baseline
-    wait_until(lambda: not bokeh_server.get_sessions(), timeout=20, message="the warm-up session was not reaped")
+    wait_until(lambda: not bokeh_server.get_sessions(), timeout=20, message="the warm-up session was not reaped: "
+               + str([(s.id[:6], s.connection_count) for s in bokeh_server.get_sessions()]))
     documents, threads = live_documents(), threading.active_count()
 
     async def many() -> None:
@@ -179,3 +180,18 @@ def test_sessions_opened_and_closed_are_reaped_back_to_the_baseline(server):
     wait_until(lambda: live_documents() <= documents, timeout=30,
                message=f"live documents stayed above the baseline of {documents}")
     assert threading.active_count() <= threads
+
+
+def test_clients_that_leave_during_the_handshake_leave_no_session_behind(server):
+    """A websocket closed while its session is still being built: Bokeh alone keeps that session for good
+    (it counts one connection that never closes); the handler lets it go (``NoDelayWSHandler._async_open``)."""
+    url, bokeh_server = server
+    port = urlparse(url).port
+
+    async def many() -> None:
+        for _ in range(30):
+            await ws_accepted(port, f"http://127.0.0.1:{port}")
+
+    asyncio.run(many())
+    wait_until(lambda: not bokeh_server.get_sessions(), timeout=30, message="sessions of clients that left stayed: "
+               + str([(s.id[:6], s.connection_count) for s in bokeh_server.get_sessions()]))
