@@ -13,10 +13,12 @@ from collections.abc import Callable
 import panel as pn
 
 from app.state import ExplorerState
+from components.connection import connection_status
 
 PageExtra = Callable[[ExplorerState, str], pn.viewable.Viewable | None]
 
 PAGE_EXTRAS: list[PageExtra] = [
+    connection_status,
 ]
 
 

@@ -54,6 +54,7 @@ the tests instead of silently bringing the latency back. pyproject.toml pins
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -61,9 +62,13 @@ from typing import ClassVar
 
 import panel as pn
 import param
+from bokeh.document.events import ModelChangedEvent
+from bokeh.io import doc as bokeh_doc
 from bokeh.server import urls as bokeh_urls
 from panel.io import server as panel_server
 from panel.reactive import _syncing
+
+from app import guard
 
 __all__ = [
     "DEBOUNCE_MS",
@@ -81,6 +86,9 @@ __all__ = [
 
 #: Milliseconds a browser change waits before it is applied (Panel's default is 50).
 DEBOUNCE_MS = 0
+#: Refusals logged per websocket connection before only one in ``WARN_EVERY`` is.
+WARN_LIMIT = 20
+WARN_EVERY = 1_000
 #: The properties a key press or a play step sends.
 VALUE_PROPERTIES = ("value", "value_throttled")
 
@@ -183,7 +191,7 @@ class _FastSync:
         if pn.config.throttled:  # as Panel's sliders do
             events.pop("value", None)
         doc = pn.state.curdoc
-        params = self._process_property_change(dict(events))
+        params = self._in_bounds(self._process_property_change(dict(events)))
         if doc is not None:
             self._in_process__events[doc] = events
         try:
@@ -194,6 +202,22 @@ class _FastSync:
         finally:
             if doc is not None:
                 self._in_process__events.pop(doc, None)
+
+    def _in_bounds(self, params: dict) -> dict:
+        """The values as integers within ``start`` .. ``end``; anything else dropped, with a warning.
+
+        The websocket handler has already refused or clamped what a client sent
+        (``app.guard``); this holds for any other way a value arrives (a test, a
+        bounds change racing the message), so that no watcher sees a value the
+        state would reject with an exception.
+        """
+        clean = {}
+        for name, value in params.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                guard.log.warning("ignored %s.%s = %s", type(self).__name__, name, guard.describe(value))
+                continue
+            clean[name] = max(self.start, min(round(value), self.end))
+        return clean
 
     def _update_properties(self, *events, doc) -> dict:
         # The browser's own value coming back from the parameter: Panel would build
@@ -206,10 +230,22 @@ class _FastSync:
 
 
 class FastIntSlider(_FastSync, pn.widgets.IntSlider):
-    """An ``IntSlider`` whose moves reach the server on the next tick, not 50 ms later."""
+    """An ``IntSlider`` whose moves reach the server on the next tick, not 50 ms later.
+
+    A range of one value (``pos`` when T = 1) is drawn as a disabled slider over
+    start .. start + 1: Bokeh refuses a slider whose start equals its end (its
+    validation logs error E-1021 and BokehJS cannot draw it).
+    """
 
     value_throttled = param.Integer(default=None, constant=False, doc="""
         The value when the mouse was released (set by the browser; see _process_step).""")
+
+    def _process_param_change(self, params: dict) -> dict:
+        props = super()._process_param_change(params)
+        if "start" in props or "end" in props or "disabled" in props:
+            single = self.start == self.end
+            props.update(start=self.start, end=self.end + single, disabled=single or self.disabled)
+        return props
 
 
 class FastPlayer(_FastSync, pn.widgets.Player):
@@ -233,6 +269,11 @@ class FastDiscreteSlider(pn.widgets.DiscreteSlider):
         make_fast(self._slider)
 
     def _sync_value(self, event) -> None:
+        # The inner slider's value is an index into the options; one outside them (from a client the
+        # guard let through, or a stale one) would raise, or wrap around from the end if negative.
+        if isinstance(event.new, int) and not 0 <= event.new < len(self.values):
+            self._slider.value = max(0, min(event.new, len(self.values) - 1))
+            return
         with one_message():
             super()._sync_value(event)
 
@@ -254,13 +295,103 @@ def push_property(component: pn.custom.JSComponent, name: str, value: object) ->
         setattr(model.data, name, value)
 
 
+def _session_label(handler: panel_server.WSHandler) -> str:
+    session = getattr(getattr(handler, "connection", None), "session", None)
+    return f"session {str(getattr(session, 'id', '?'))[:8]}"
+
+
 class NoDelayWSHandler(panel_server.WSHandler):
-    """Panel's websocket handler with ``TCP_NODELAY`` on: no Nagle/delayed-ACK stall per message."""
+    """Panel's websocket handler with ``TCP_NODELAY`` on, and a guard against hostile messages.
+
+    Nagle: no delayed-ACK stall per message. The guard (``app.guard``): every
+    ``PATCH-DOC`` is checked against the session's document before Bokeh
+    applies it; a refused message changes nothing, is logged as ONE warning
+    line and answered with an ERROR whose text is a short reason. Bokeh's own
+    ``ProtocolHandler.handle`` would log the whole message with a traceback
+    (megabytes for a long list) and send that traceback, file paths included,
+    to the client: ``ERROR``'s ``create`` copies ``sys.exc_info()``, so the
+    reply here is built outside the ``except`` block. A value clamped into
+    range is applied, and the sender is told the value used (Bokeh never
+    echoes a change to the connection it came from).
+    """
+
+    async def prepare(self):
+        # Tornado (6.6) skips check_origin when Origin names the same host as the Host header, so a
+        # page reached through another name (DNS rebinding: evil.example resolving to this server)
+        # would pass; every Origin is held against the allowed list instead.
+        await super().prepare()
+        origin = self.request.headers.get("Origin")
+        if not self._finished and origin is not None and not self.check_origin(origin):
+            self.set_status(403)
+            self.finish("Cross origin websockets not allowed")
 
     def open(self, *args, **kwargs):
         # Before the first write (the ACK of the handshake); the stream exists by now.
         self.set_nodelay(True)
         return super().open(*args, **kwargs)
+
+    async def _async_open(self, token):
+        # A client that closes its websocket while the session is still being built (Bokeh's on_close
+        # runs before the connection exists and so does nothing) would leave the session counting one
+        # connection for ever: never reaped, a whole document held per such client. Let it go here.
+        try:
+            return await super()._async_open(token)
+        finally:
+            if getattr(self, "_closed_early", False) and self.connection is not None:
+                self.connection.session.notify_connection_lost()
+                self.application.client_lost(self.connection)
+
+    def on_close(self) -> None:
+        self._closed_early = self.connection is None
+        super().on_close()
+
+    async def _receive(self, fragment):
+        # Bokeh logs an unparsable fragment in full, with a traceback; one line, and the connection closes.
+        try:
+            return await self.receiver.consume(fragment)
+        except Exception as error:
+            guard.log.warning("closed the websocket of %s: unreadable message (%s, %d bytes)",
+                              _session_label(self), type(error).__name__, len(fragment))
+            self.close(10001, "unreadable message")
+            return None
+
+    async def _handle(self, message):
+        # Bokeh's ProtocolHandler.handle, with the guard first and a short reason instead of a traceback.
+        reason = detail = None
+        patched = len(bokeh_doc._PATCHED_CURDOCS)
+        try:
+            handler = self.handler._handlers.get(message.msgtype)
+            if handler is None:
+                raise guard.Refused(f"a client does not send {str(message.msgtype)[:20]!r} messages")
+            clamped = []
+            if message.msgtype == "PATCH-DOC":
+                clamped = guard.check_patch(self.connection.session.document, message.content)
+            work = await handler(message, self.connection)
+        except Exception as error:
+            # Bokeh's patch_curdoc has no try/finally: an exception inside it leaves the refused
+            # session's document as every thread's curdoc() (Panel falls back to it), for good.
+            del bokeh_doc._PATCHED_CURDOCS[patched:]
+            # The guard's reasons are short and never repeat a value; Bokeh's own may, so only their start is logged.
+            reason = str(error) if isinstance(error, guard.Refused) else f"{type(error).__name__}: refused"
+            detail = reason if isinstance(error, guard.Refused) else f"{type(error).__name__}: {str(error)[:120]}"
+        if reason is not None:
+            self._warn("refused a %s message from %s: %s", str(message.msgtype)[:20], _session_label(self), detail)
+            return self.connection.error(message, reason)
+        if clamped:
+            self._warn("clamped %s for %s", "; ".join(
+                f"{type(c.model).__name__}.{c.attr} from {c.given} to {c.used}" for c in clamped), _session_label(self))
+        for change in clamped:
+            event = ModelChangedEvent(self.connection.session.document, change.model, change.attr, change.used)
+            await self.connection.send_patch_document(event)
+        return work
+
+    def _warn(self, text: str, *args: object) -> None:
+        # One line per refused or clamped message, the first WARN_LIMIT of a connection; then one in
+        # WARN_EVERY, so that a client flooding refusals cannot flood the log.
+        self._warnings = getattr(self, "_warnings", 0) + 1
+        if self._warnings <= WARN_LIMIT or self._warnings % WARN_EVERY == 0:
+            more = f" ({self._warnings} so far)" if self._warnings > WARN_LIMIT else ""
+            guard.log.warning(text + more, *args)
 
 
 def installed() -> bool:

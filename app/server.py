@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
 import os
 import signal
 import socket
 import time
 import urllib.request
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -20,17 +22,64 @@ from components.theme import STATIC_DIR
 
 DEFAULT_PORT = 5006
 
+#: Largest websocket message a client may send (bytes). The page only sends small patches (a
+#: slider's value: ~200 bytes); a larger message closes that connection (tornado: code 1009).
+#: Bokeh's default is 20 MiB. Environment: PE_MAX_MESSAGE_BYTES.
+MAX_MESSAGE_BYTES = 1 << 20
+#: A session whose page has closed (no websocket left) is removed after this long (ms; Bokeh's
+#: default 15 s), so a reload within it reconnects to nothing stale. Environment: PE_SESSION_LIFETIME_MS.
+UNUSED_SESSION_LIFETIME_MS = 15_000
+#: How often unused sessions are looked for (ms; Bokeh's default 17 s). Environment: PE_SESSION_CHECK_MS.
+CHECK_UNUSED_SESSIONS_MS = 10_000
+
+log = logging.getLogger("app")
+
+
+def limits() -> dict[str, int]:
+    """The server's limits for ``pn.serve``: the constants above, or their environment variables."""
+    def setting(name: str, default: int) -> int:
+        value = os.environ.get(name, "").strip()
+        return int(value) if value else default
+
+    return {
+        "websocket_max_message_size": setting("PE_MAX_MESSAGE_BYTES", MAX_MESSAGE_BYTES),
+        "unused_session_lifetime_milliseconds": setting("PE_SESSION_LIFETIME_MS", UNUSED_SESSION_LIFETIME_MS),
+        "check_unused_sessions_milliseconds": setting("PE_SESSION_CHECK_MS", CHECK_UNUSED_SESSIONS_MS),
+    }
+
+
+def _log_callback_failure(error: BaseException) -> None:
+    # Panel's handler for an exception in a session's callback (pn.config.exception_handler): one
+    # warning line instead of re-raising it into tornado's "Exception in callback" with a traceback.
+    # Nothing known reaches it (app.guard checks every change first); it is the net under that.
+    log.warning("a session callback failed: %s: %s", type(error).__name__, str(error)[:200])
+
+
+def _log_to_stderr() -> None:
+    # Warnings of app.* (refused messages) as one line each, like Bokeh's own log lines.
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
+
 
 def serve(port: int = DEFAULT_PORT, address: str | None = None,
           allow_websocket_origin: Sequence[str] | None = None, *, threaded: bool = False,
           show: bool = False, **kwargs):
-    """Serve every route of the explorable; returns the server (a thread when ``threaded``)."""
+    """Serve every route of the explorable; returns the server (a thread when ``threaded``).
+
+    ``kwargs`` go to ``pn.serve``; they override ``limits()`` (message size, session lifetime).
+    """
     pn.extension(notifications=False)
-    fastsync.install()  # TCP_NODELAY on the websocket; must precede pn.serve
+    pn.config.exception_handler = _log_callback_failure
+    _log_to_stderr()
+    fastsync.install()  # TCP_NODELAY and the message guard on the websocket; must precede pn.serve
     return pn.serve(
         routes(), port=port, address=address, websocket_origin=list(allow_websocket_origin or []) or None,
         threaded=threaded, show=show, liveness=True,
-        static_dirs={"assets": str(STATIC_DIR)}, **kwargs,
+        static_dirs={"assets": str(STATIC_DIR)}, **{**limits(), **kwargs},
     )
 
 
@@ -67,15 +116,17 @@ def is_alive(url: str) -> bool:
 
 
 @contextmanager
-def running(port: int | None = None, timeout: float = 30.0) -> Iterator[str]:
-    """Serve the explorable in this process on loopback; yields its base URL, stops it after.
+def serving(port: int | None = None, timeout: float = 30.0, **kwargs) -> Iterator[tuple[str, object]]:
+    """Serve the explorable in this process on loopback; yields (base URL, Bokeh server), stops it after.
 
     For tests, screenshots and benchmarks: waits (polling ``/liveness``) until
     the server answers, and raises ``RuntimeError`` if it does not in ``timeout`` s.
+    ``kwargs`` go to ``serve`` (e.g. shorter session lifetimes for a test).
     """
     port = port or free_port()
-    server = serve(port=port, address="127.0.0.1", threaded=True,
-                   allow_websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"])
+    server_id = uuid.uuid4().hex
+    thread = serve(port=port, address="127.0.0.1", threaded=True, server_id=server_id,
+                   allow_websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"], **kwargs)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
@@ -83,6 +134,14 @@ def running(port: int | None = None, timeout: float = 30.0) -> Iterator[str]:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the explorable did not answer on {url} within {timeout} s")
             time.sleep(0.05)  # polling interval, not a synchronisation delay
-        yield url
+        # Panel keeps the Bokeh server of each pn.serve in state._servers, by server_id.
+        yield url, pn.state._servers[server_id][0]
     finally:
-        server.stop()
+        thread.stop()
+
+
+@contextmanager
+def running(port: int | None = None, timeout: float = 30.0) -> Iterator[str]:
+    """``serving`` that yields the base URL only."""
+    with serving(port, timeout) as (url, _server):
+        yield url

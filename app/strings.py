@@ -334,6 +334,10 @@ ES: dict[str, str] = {
     "mistake_norms_y": "longitud ‖PE_pos‖",
     "mistake_norms_line": "esta tabla",
     "mistake_norms_expected": "√(d_model/2) = {value}: la codificación correcta",
+    # connection
+    "connection_lost": "Se ha perdido la conexión con el servidor: la página ya no se actualiza.",
+    "connection_reload": "Recargar la página",
+    "connection_hint": "La vista se conserva en la dirección.",
 }
 
 EN: dict[str, str] = {
@@ -644,6 +648,10 @@ EN: dict[str, str] = {
     "mistake_norms_y": "length ‖PE_pos‖",
     "mistake_norms_line": "this table",
     "mistake_norms_expected": "√(d_model/2) = {value}: the correct encoding",
+    # connection
+    "connection_lost": "The connection to the server has been lost: the page no longer updates.",
+    "connection_reload": "Reload the page",
+    "connection_hint": "The view is kept in the address.",
 }
 
 TABLES: dict[str, dict[str, str]] = {"es": ES, "en": EN}

@@ -103,6 +103,14 @@ class BokehClient:
             self.conn.close()
             self.conn = None
 
+    async def aclose(self, timeout: float = 10.0) -> None:
+        """Close, and wait until the server has closed its end (so the session counts as unused)."""
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.close()
+            while await asyncio.wait_for(conn.read_message(), timeout) is not None:
+                pass
+
     async def send(self, msgtype: str, content: dict) -> None:
         self._msgid += 1
         header = json.dumps({"msgid": f"bench{self._msgid}", "msgtype": msgtype})

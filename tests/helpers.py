@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -152,3 +153,33 @@ def figure_count(route: str) -> int:
         root = pn.panel(build(ExplorerState(lang="en"))).get_root(Document())
         total += sum(isinstance(m, Plot) for m in root.references())
     return total
+
+
+class LogRecorder(logging.Handler):
+    """Every record of the loggers a failure would show in: Bokeh's, tornado's, asyncio's, Panel's, ours."""
+
+    NAMES = ("", "app", "bokeh", "tornado", "asyncio", "panel")
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def __enter__(self) -> LogRecorder:
+        for name in self.NAMES:
+            logging.getLogger(name).addHandler(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for name in self.NAMES:
+            logging.getLogger(name).removeHandler(self)
+
+    def failures(self) -> list[str]:
+        """Tracebacks and errors: what must never be logged."""
+        return [self.format(r)[:300] for r in self.records
+                if r.exc_info or r.levelno >= logging.ERROR or "Exception in callback" in r.getMessage()]
+
+    def warnings(self, name: str = "app.guard") -> list[str]:
+        return [r.getMessage() for r in self.records if r.name == name and r.levelno == logging.WARNING]

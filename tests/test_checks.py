@@ -320,3 +320,60 @@ def test_a_single_position_is_named_not_counted(k, only):
     view = LiveChecks(ExplorerState(d_model=32, T=24, k=k, lang="en"))
     assert "positions" not in view.rotation.object
     assert f"only possible position p ({only})" in view.rotation.object
+
+
+# -- the worker thread in a served session ----------------------------------------------------------
+
+@pytest.mark.parametrize("fault", ["slow", "failing"])
+def test_a_slow_or_failing_check_never_holds_up_a_slider(monkeypatch, fault):
+    """A served /explore at a large size: while the checks' worker is held (or raises), k still moves the views.
+
+    Not timed: the worker is held on an event that is only released after the slider's new data has
+    arrived, so the data can only have come past the check.
+    """
+    import asyncio
+    from urllib.parse import urlparse
+
+    from app.server import serving
+    from bench.protocol import BokehClient
+    from tests.helpers import LogRecorder
+
+    held, started = threading.Event(), threading.Event()
+    real = LiveChecks.check
+
+    def check(self, *inputs):
+        if not threading.current_thread().name.startswith("live-checks"):
+            return real(self, *inputs)  # the page's first check, inline in its build
+        started.set()
+        if fault == "failing":
+            raise RuntimeError("a check that fails")
+        assert held.wait(60), "the test never released the worker"
+        return real(self, *inputs)
+
+    monkeypatch.setattr(LiveChecks, "check", check)
+    try:
+        with serving() as (url, _server), LogRecorder() as log:
+            port = urlparse(url).port
+
+            async def scenario() -> list[int]:
+                query = {"lang": "en", "d_model": "1024", "T": "300", "k": "3"}
+                client = BokehClient("127.0.0.1", port, "/explore", query)
+                await client.open(expect=("distance_marker", "check_rotation"))
+                k_id = client.slider_id(text("en", "k"))
+                answers = []
+                for k in (4, 5, 6):
+                    await client.set_value(k_id, k)
+                    await client.until_data(30.0)  # the distance marker's new data, with the worker still busy
+                    answers.append(k)
+                    assert started.wait(30), "the large table's check never went to the worker"
+                assert not held.is_set()
+                client.close()
+                return answers
+
+            assert asyncio.run(asyncio.wait_for(scenario(), 120)) == [4, 5, 6]
+            held.set()
+        if fault == "failing":  # logged by the checks, one failure per run, and nothing else went wrong
+            failures = log.failures()
+            assert failures and all("live checks failed" in line for line in failures)
+    finally:
+        held.set()

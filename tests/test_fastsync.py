@@ -368,3 +368,61 @@ def test_push_property_sets_the_parameter_and_the_browser_model_only():
     # A model built afterwards (another root) starts from the new value.
     other = pn.Column(view).get_root(Document())
     assert [m.text for m in other.references() if getattr(m, "name", None) == "probe"] == ["<p>b</p>"]
+
+
+# ---------------------------------------------------------------------------
+# The message guard (NoDelayWSHandler._handle / _receive, app/guard.py).
+# ---------------------------------------------------------------------------
+
+def test_bokeh_ws_handler_still_routes_messages_through_handle_and_receive():
+    """Guards ``WSHandler.on_message`` -> ``self._receive(fragment)`` and ``self._handle(message)``,
+    and ``ProtocolHandler._handlers`` (msgtype -> handler), which ``NoDelayWSHandler._handle`` replaces."""
+    from bokeh.server.protocol_handler import ProtocolHandler
+    from bokeh.server.views.ws import WSHandler as BokehWSHandler
+
+    source = inspect.getsource(BokehWSHandler.on_message)
+    assert "self._receive(fragment)" in source and "self._handle(message)" in source
+    assert "self.handler.handle(message, self.connection)" in inspect.getsource(BokehWSHandler._handle)
+    assert "self.receiver.consume(fragment)" in inspect.getsource(BokehWSHandler._receive)
+    assert set(ProtocolHandler()._handlers) == {"PULL-DOC-REQ", "PUSH-DOC", "PATCH-DOC", "SERVER-INFO-REQ"}
+    assert "_handlers.get(message.msgtype)" in inspect.getsource(ProtocolHandler.handle)
+    assert fastsync.NoDelayWSHandler._handle is not BokehWSHandler._handle
+
+
+def test_an_error_reply_built_inside_except_carries_the_traceback_and_ours_does_not():
+    """Guards ``bokeh.protocol.messages.error.create`` reading ``sys.exc_info()``: why the reply is built after
+    the ``except`` block."""
+    from bokeh.protocol import Protocol
+
+    protocol = Protocol()
+    try:
+        raise ValueError("inside")
+    except ValueError:
+        inside = protocol.create("ERROR", "m1", "short")
+    outside = protocol.create("ERROR", "m1", "short")
+    assert "Traceback" in inside.content["traceback"]
+    assert outside.content["traceback"] is None
+
+
+def test_fast_slider_keeps_a_value_from_any_path_inside_its_bounds():
+    slider = fastsync.FastIntSlider(start=-23, end=23, value=3)
+    assert slider._in_bounds({"value": 1e300, "value_throttled": -24}) == {"value": 23, "value_throttled": -23}
+    assert slider._in_bounds({"value": 3.5}) == {"value": 4}
+    assert slider._in_bounds({"value": float("nan"), "value_throttled": "x"}) == {}
+
+
+def test_discrete_slider_clamps_an_index_outside_its_options():
+    slider = fastsync.FastDiscreteSlider(options=[2, 5, 10], value=5)
+    slider._slider.value = 7
+    assert slider.value == 10 and slider._slider.value == 2
+    slider._slider.value = -1  # would wrap around to the last option
+    assert slider.value == 2 and slider._slider.value == 0
+
+
+def test_bokeh_still_forgets_a_connection_closed_before_it_exists():
+    """Guards ``WSHandler.on_close`` acting only ``if self.connection is not None`` and ``_async_open`` creating
+    the connection: the case ``NoDelayWSHandler._async_open`` completes."""
+    from bokeh.server.views.ws import WSHandler as BokehWSHandler
+
+    assert "if self.connection is not None" in inspect.getsource(BokehWSHandler.on_close)
+    assert "self.connection = self.application.new_connection" in inspect.getsource(BokehWSHandler._async_open)
