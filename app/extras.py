@@ -13,10 +13,12 @@ from collections.abc import Callable
 import panel as pn
 
 from app.state import ExplorerState
+from components.a11y import accessible_names
 
 PageExtra = Callable[[ExplorerState, str], pn.viewable.Viewable | None]
 
 PAGE_EXTRAS: list[PageExtra] = [
+    accessible_names,
 ]
 
 

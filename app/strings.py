@@ -333,6 +333,31 @@ ES: dict[str, str] = {
     "mistake_norms_y": "longitud ‖PE_pos‖",
     "mistake_norms_line": "esta tabla",
     "mistake_norms_expected": "√(d_model/2) = {value}: la codificación correcta",
+    # accessibility
+    "player_slower": "Más lento",
+    "player_first": "Primera posición",
+    "player_previous": "Posición anterior",
+    "player_reverse": "Reproducir hacia atrás",
+    "player_pause": "Pausa",
+    "player_play": "Reproducir",
+    "player_next": "Posición siguiente",
+    "player_last": "Última posición",
+    "player_faster": "Más rápido",
+    "a11y_figure": "Figura",
+    "describe_ladder": ("Pareja {pair}: gira {omega:.4g} rad por posición, longitud de onda {wavelength:.1f}. "
+                        "{count} de {pairs} parejas dan al menos una vuelta dentro de T = {T}. {rows}"),
+    "describe_ladder_mistake": ("Con el error «{mistake}»: {count} de {columns} columnas dan al menos una vuelta "
+                                "dentro de T = {T}. {rows}"),
+    "describe_rows_both": "Marcadas las filas pos = {pos} y pos + k = {target}.",
+    "describe_rows_pos": "Marcada la fila pos = {pos}; pos + k = {target} queda fuera de la tabla.",
+    "describe_clocks": ("Pareja {pair}: gira {omega:.3f} rad por posición, longitud de onda {wavelength:.1f}; "
+                        "en pos {pos} su aguja apunta a {theta:.2f} rad, en pos + k = {target} a {theta_target:.2f} "
+                        "rad; el arco entre ambas es ω·k = {arc:.2f} rad."),
+    "describe_distance": ("S(k) en k = {k}: {score:.2f}; el máximo es S(0) = d_model/2 = {maximum:g}; "
+                          "la curva es simétrica, S(−k) = S(k)."),
+    "describe_checks": ("Cada fila de la tabla debe medir √(d_model/2) = {norm:.3f}; M_k con k = {k} lleva PE_p a "
+                        "PE_p+k en las {count} posiciones p cuyo p + k está en la tabla."),
+    "describe_section": "Valores ahora: {values}.",
 }
 
 EN: dict[str, str] = {
@@ -642,6 +667,31 @@ EN: dict[str, str] = {
     "mistake_norms_y": "length ‖PE_pos‖",
     "mistake_norms_line": "this table",
     "mistake_norms_expected": "√(d_model/2) = {value}: the correct encoding",
+    # accessibility
+    "player_slower": "Slower",
+    "player_first": "First position",
+    "player_previous": "Previous position",
+    "player_reverse": "Play backwards",
+    "player_pause": "Pause",
+    "player_play": "Play",
+    "player_next": "Next position",
+    "player_last": "Last position",
+    "player_faster": "Faster",
+    "a11y_figure": "Figure",
+    "describe_ladder": ("Pair {pair} turns {omega:.4g} rad per position, wavelength {wavelength:.1f}. "
+                        "{count} of {pairs} pairs turn at least once within T = {T}. {rows}"),
+    "describe_ladder_mistake": ("With the mistake “{mistake}”: {count} of {columns} columns turn at least once "
+                                "within T = {T}. {rows}"),
+    "describe_rows_both": "Rows pos = {pos} and pos + k = {target} are marked.",
+    "describe_rows_pos": "Row pos = {pos} is marked; pos + k = {target} lies outside the table.",
+    "describe_clocks": ("Pair {pair} turns {omega:.3f} rad per position, wavelength {wavelength:.1f}; "
+                        "at pos {pos} its hand points at {theta:.2f} rad, at pos + k = {target} at "
+                        "{theta_target:.2f} rad; the arc between them is ω·k = {arc:.2f} rad."),
+    "describe_distance": ("S(k) at k = {k}: {score:.2f}; the maximum is S(0) = d_model/2 = {maximum:g}; "
+                          "the curve is symmetric, S(−k) = S(k)."),
+    "describe_checks": ("Every row of the table should measure √(d_model/2) = {norm:.3f}; M_k with k = {k} carries "
+                        "PE_p to PE_p+k for the {count} positions p whose p + k is in the table."),
+    "describe_section": "Values now: {values}.",
 }
 
 TABLES: dict[str, dict[str, str]] = {"es": ES, "en": EN}

@@ -38,6 +38,7 @@ from bokeh.transform import dodge
 from app import core
 from app.state import ExplorerState
 from app.strings import text
+from components.describe import Description
 from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, html_pane, readout, style_figure
 
@@ -115,6 +116,30 @@ def pair_ticks(pairs: int) -> list[float]:
     """Tick positions (column coordinates) for a readable subset of pairs."""
     step = max(1, int(np.ceil(pairs / MAX_PAIR_TICKS)))
     return [2.0 * i + 1.0 for i in range(0, pairs, step)]
+
+
+def rows_sentence(state: ExplorerState) -> str:
+    """Which rows of the table are marked, as a sentence."""
+    inside = 0 <= state.target < state.T
+    return text(state.lang, "describe_rows_both" if inside else "describe_rows_pos", pos=state.pos,
+                target=state.target)
+
+
+#: The parameters ``describe`` reads.
+DESCRIBED_BY = ("d_model", "T", "base", "pair", "pos", "k", "mistake")
+
+
+def describe(state: ExplorerState) -> str:
+    """What the ladder and the heatmap show now, in a sentence (their text alternative)."""
+    s = state
+    if s.mistake == "none":
+        lam = core.wavelengths(s.d_model, s.base)
+        omega = float(core.frequencies(s.d_model, s.base)[s.pair])
+        return text(s.lang, "describe_ladder", pair=s.pair, omega=omega, wavelength=float(lam[s.pair]),
+                    count=int(np.sum(lam <= s.T)), pairs=lam.size, T=s.T, rows=rows_sentence(s))
+    lam = core.column_wavelengths(s.d_model, s.base, s.mistake)
+    return text(s.lang, "describe_ladder_mistake", mistake=text(s.lang, f"mistake_{s.mistake}"),
+                count=int(np.sum(lam <= s.T)), columns=lam.size, T=s.T, rows=rows_sentence(s))
 
 
 class WavelengthLadder(pn.viewable.Viewer):
@@ -212,6 +237,7 @@ class WavelengthLadder(pn.viewable.Viewer):
             pn.pane.Bokeh(self.ladder_figure, sizing_mode="stretch_width"),
             self.count,
             pn.pane.Bokeh(self.heatmap_figure, sizing_mode="stretch_width"),
+            Description(state, text(lang, "ladder_title"), describe, DESCRIBED_BY, name="ladder_description"),
             sizing_mode="stretch_width", name="ladder_view",
         )
         self._update_table()
