@@ -7,7 +7,8 @@ none of them can be given one from Python. ``AccessibleNames`` is one invisible
 component per page that names them in the browser, in the page's language:
 
 * a slider handle gets ``aria-label`` = its slider's title without the value
-  (``aria-valuetext`` already says the value);
+  (``aria-valuetext`` already says the value; a DiscreteSlider's title is the text
+  Panel puts just before it);
 * a player button gets ``aria-label`` and ``title`` from its kind (play, pause …);
 * a figure's canvas gets ``role=img`` and ``aria-label`` = the figure's title, or its
   axis labels when it has none;
@@ -15,7 +16,7 @@ component per page that names them in the browser, in the page's language:
   ``aria-label`` = the visible label that ``components.controls`` puts before it.
 
 Everything lives in shadow roots, which a document-wide MutationObserver does not
-see, so each shadow root gets its own observer (childList only: the names it sets
+see, so each shadow root gets its own observer (children and text only: the names it sets
 do not wake it again) and the names are set once per frame for the roots that
 changed. A slider step changes one text node in one small shadow root: the cost
 of the fast path is one ``querySelectorAll`` there, a few microseconds.
@@ -44,7 +45,14 @@ class AccessibleNames(JSComponent):
 
     function sliderTitle(root) {
       const title = root.querySelector(".bk-slider-title");
-      if (!title) return "";
+      if (!title || !textOf(title)) {
+        // A DiscreteSlider (base) shows "label: value" in a text element just before its untitled slider.
+        const before = root.host?.previousElementSibling?.shadowRoot;
+        const shown = [...(before?.children ?? [])].filter((el) => !["STYLE", "LINK"].includes(el.tagName))
+          .map(textOf).join(" ").trim();
+        const colon = shown.lastIndexOf(":");
+        return colon > 0 ? shown.slice(0, colon).trim() : shown;
+      }
       const value = textOf(title.querySelector(".bk-slider-value"));
       let label = textOf(title);
       if (value && label.endsWith(value)) label = label.slice(0, -value.length);
@@ -109,7 +117,8 @@ class AccessibleNames(JSComponent):
       function watch(root) {
         if (seen.has(root)) return;
         seen.add(root);
-        new MutationObserver(() => schedule(root)).observe(root, { childList: true, subtree: true });
+        const options = { childList: true, characterData: true, subtree: true };
+        new MutationObserver(() => schedule(root)).observe(root, options);
         schedule(root);
       }
       watch(document);
