@@ -11,7 +11,8 @@ component per page that names them in the browser, in the page's language:
   Panel puts just before it);
 * a player button gets ``aria-label`` and ``title`` from its kind (play, pause …);
 * a figure's canvas gets ``role=img`` and ``aria-label`` = the figure's title, or its
-  axis labels when it has none;
+  axis labels when it has none; its event layer leaves the Tab order (no figure here
+  has a keyboard tool, so it was a stop that did nothing);
 * a button group (the ``heads`` and ``mistake`` switches) gets ``role=group`` and
   ``aria-label`` = the visible label that ``components.controls`` puts before it.
 
@@ -97,6 +98,11 @@ class AccessibleNames(JSComponent):
           const canvas = view.canvas_view.el;
           if (canvas.getAttribute("role") !== "img") canvas.setAttribute("role", "img");
           setName(canvas, plotName(view, model.figure_word));
+          // Bokeh makes each figure's event layer focusable for key tools; the figures have none, so the
+          // layer would be a Tab stop that does nothing and shows no focus.
+          for (const layer of canvas.shadowRoot?.querySelectorAll(".bk-events[tabindex]") ?? []) {
+            if (layer.tabIndex !== -1) layer.tabIndex = -1;
+          }
         }
       };
       const visit = (root) => {
