@@ -358,6 +358,13 @@ ES: dict[str, str] = {
     "describe_checks": ("Cada fila de la tabla debe medir √(d_model/2) = {norm:.3f}; M_k con k = {k} lleva PE_p a "
                         "PE_p+k en las {count} posiciones p cuyo p + k está en la tabla."),
     "describe_section": "Valores ahora: {values}.",
+    "describe_fingerprint": ("Parejas {pairs_from} a {pairs_to}: la posición más cercana a pos = {pos} es {q}, a "
+                             "distancia {distance}; la mayor posible es {largest}."),
+    "describe_fingerprint_alone": "Parejas {pairs_from} a {pairs_to}: pos = {pos} es la única posición de la tabla.",
+    "describe_terms": ("S({k}) = {score} es la suma de {pairs} cosenos: {lifting} la suben (juntos {up}), "
+                       "los demás la bajan ({down})."),
+    "describe_gram": ("Fila pos = {pos} de la matriz de Gram: PE_pos · PE_pos+k = S({k}) = {score}; la distancia a "
+                      "pos + k = {target} es {distance}, igual en toda su diagonal."),
 }
 
 EN: dict[str, str] = {
@@ -692,6 +699,13 @@ EN: dict[str, str] = {
     "describe_checks": ("Every row of the table should measure √(d_model/2) = {norm:.3f}; M_k with k = {k} carries "
                         "PE_p to PE_p+k for the {count} positions p whose p + k is in the table."),
     "describe_section": "Values now: {values}.",
+    "describe_fingerprint": ("Pairs {pairs_from} to {pairs_to}: the position closest to pos = {pos} is {q}, at "
+                             "distance {distance}; the largest possible is {largest}."),
+    "describe_fingerprint_alone": "Pairs {pairs_from} to {pairs_to}: pos = {pos} is the only position of the table.",
+    "describe_terms": ("S({k}) = {score} is the sum of {pairs} cosines: {lifting} lift it (together {up}), "
+                       "the others pull it down ({down})."),
+    "describe_gram": ("Row pos = {pos} of the Gram matrix: PE_pos · PE_pos+k = S({k}) = {score}; the distance to "
+                      "pos + k = {target} is {distance}, the same along its whole diagonal."),
 }
 
 TABLES: dict[str, dict[str, str]] = {"es": ES, "en": EN}

@@ -167,7 +167,9 @@ class WavelengthLadder(pn.viewable.Viewer):
             self.ladder_figure.vbar(x="x", top="wavelength", bottom=1.0, width=PAIR_BAR_WIDTH, source=self.ladder,
                                     color=COLORS["bar"], name="ladder_bars"),
             self.ladder_figure.vbar(x="x", top="wavelength", bottom=1.0, width=PAIR_BAR_WIDTH,
-                                    source=self.ladder_selected, color=COLORS["selected"], name="ladder_selected_bar"),
+                                    source=self.ladder_selected, fill_color=COLORS["selected"],
+                                    # A dark outline: the selected bar differs from the others by more than hue.
+                                    line_color=COLORS["ink"], line_width=2, name="ladder_selected_bar"),
         ]
         self.T_line = Span(dimension="width", location=24, line_color=COLORS["target"], line_width=3,
                            line_dash="dashed", name="T_line")

@@ -36,7 +36,7 @@ class LessonSection(pn.viewable.Viewer):
     controls: ClassVar[tuple[str, ...]] = ()
     #: Parameters of the state whose change may change ``live_values()``.
     live_on: ClassVar[tuple[str, ...]] = ()
-    #: Parameters of the state whose change may change ``describe()``; the default: the section's controls.
+    #: Parameters of the state whose change may change ``describe()``; by default its controls and ``live_on``.
     described_by: ClassVar[tuple[str, ...] | None] = None
 
     state = param.ClassSelector(class_=ExplorerState)
@@ -111,7 +111,8 @@ class LessonSection(pn.viewable.Viewer):
         """The section's ``Description`` (named ``<slug>_description``), following ``described_by``."""
         if not self.describe():
             return None
-        on = self.controls if self.described_by is None else self.described_by
+        on = (tuple(dict.fromkeys((*self.controls, *self.live_on))) if self.described_by is None
+              else self.described_by)
         return Description(self.state, self.prose.title, lambda _state: self.describe(), on,
                            name=f"{self.slug}_description")
 
