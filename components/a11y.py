@@ -19,8 +19,9 @@ component per page that names them in the browser, in the page's language:
 Everything lives in shadow roots, which a document-wide MutationObserver does not
 see, so each shadow root gets its own observer (children and text only: the names it sets
 do not wake it again) and the names are set once per frame for the roots that
-changed. A slider step changes one text node in one small shadow root: the cost
-of the fast path is one ``querySelectorAll`` there, a few microseconds.
+changed, in the observer's callback (and the figures once per frame). A slider
+step changes one text node in one small shadow root: the cost of the fast path is
+a ``querySelectorAll`` or two there, a few microseconds.
 """
 
 from __future__ import annotations
@@ -77,7 +78,6 @@ class AccessibleNames(JSComponent):
 
     export function render({ model }) {
       const seen = new WeakSet();
-      const dirty = new Set();
       let frame = 0;
 
       const name = (root) => {
@@ -111,21 +111,20 @@ class AccessibleNames(JSComponent):
       };
       const flush = () => {
         frame = 0;
-        const roots = [...dirty];
-        dirty.clear();
-        for (const root of roots) visit(root);
         nameFigures();
       };
-      const schedule = (root) => {
-        dirty.add(root);
+      // Names are set in the observer's callback itself (a microtask right after the change), so no one
+      // ever meets a fresh, unnamed handle; figures, whose views Bokeh finishes later, once per frame.
+      const now = (root) => {
+        visit(root);
         if (!frame) frame = requestAnimationFrame(flush);
       };
       function watch(root) {
         if (seen.has(root)) return;
         seen.add(root);
         const options = { childList: true, characterData: true, subtree: true };
-        new MutationObserver(() => schedule(root)).observe(root, options);
-        schedule(root);
+        new MutationObserver(() => now(root)).observe(root, options);
+        now(root);
       }
       watch(document);
       return document.createElement("span");
