@@ -455,7 +455,7 @@ class PairClocks(pn.viewable.Viewer):
                          text_color=COLORS["pos"], text_font_size="15pt", text_font_style="bold",
                          name="pair_clock_pos_label"),
             "target": Label(x=corner, y=corner, text="", text_align="right", text_baseline="top",
-                            text_color=COLORS["target"], text_font_size="15pt", text_font_style="bold",
+                            text_color=COLORS["target_text"], text_font_size="15pt", text_font_style="bold",
                             name="pair_clock_target_label"),
             "arc": Label(x=0, y=-corner, text="", text_align="center", text_baseline="bottom",
                          text_color=COLORS["ink"], text_font_size=LABEL_SIZE, name="pair_clock_arc_label"),

@@ -182,7 +182,7 @@ class ScoreCurve(pn.viewable.Viewer):
                     line_color="white", line_width=2, name="distance_marker_dot")
         fig.text(x="k", y="score", text="label", text_align="align", x_offset="x_offset", y_offset="y_offset",
                  text_baseline="baseline", source=self.marker, text_font_size=LABEL_SIZE, text_font_style="bold",
-                 text_color=COLORS["target"], background_fill_color="white", background_fill_alpha=0.85,
+                 text_color=COLORS["target_text"], background_fill_color="white", background_fill_alpha=0.85,
                  padding=3, name="distance_marker_label")
 
         fig.add_tools(HoverTool(renderers=[curve], mode="vline", tooltips=[

@@ -174,7 +174,7 @@ class WavelengthLadder(pn.viewable.Viewer):
         self.T_line = Span(dimension="width", location=24, line_color=COLORS["target"], line_width=3,
                            line_dash="dashed", name="T_line")
         self.ladder_figure.add_layout(self.T_line)
-        self.T_label = Label(x=0, y=24, text="", x_units="data", y_units="data", text_color=COLORS["target"],
+        self.T_label = Label(x=0, y=24, text="", x_units="data", y_units="data", text_color=COLORS["target_text"],
                              text_font_size=LABEL_SIZE, text_font_style="bold", x_offset=4, y_offset=4,
                              background_fill_color="white", background_fill_alpha=0.8, name="T_label")
         self.ladder_figure.add_layout(self.T_label)
