@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import html
 import math
+from functools import lru_cache
 
 import numpy as np
 import panel as pn
@@ -347,13 +348,19 @@ def _heading(lang: str, key: str) -> pn.pane.HTML:
     return html_pane(f'<h3 class="pe-figure-title">{html.escape(text(lang, key))}</h3>', sizing_mode="stretch_width")
 
 
+@lru_cache(maxsize=64)
+def pair_frequency(d_model: int, base: float, pair: int) -> float:
+    """ωᵢ of one pair (``core.frequencies``), kept: a step of pos or k does not change it."""
+    return float(core.frequencies(d_model, base)[pair])
+
+
 def describe(state: ExplorerState) -> str:
     """What the selected pair's clock shows now, in a sentence (the clocks' text alternative)."""
     s = state
-    omega = float(core.frequencies(s.d_model, s.base)[s.pair])
-    return text(s.lang, "describe_clocks", pair=s.pair, omega=omega,
-                wavelength=float(core.wavelengths(s.d_model, s.base)[s.pair]), pos=s.pos, target=s.target,
-                theta=math.fmod(omega * s.pos, TWO_PI), theta_target=math.fmod(omega * s.target, TWO_PI),
+    omega = pair_frequency(s.d_model, s.base, s.pair)
+    return text(s.lang, "describe_clocks", pair=s.pair, omega=omega, wavelength=TWO_PI / omega, pos=s.pos,
+                target=s.target,
+                theta=(omega * s.pos) % TWO_PI, theta_target=(omega * s.target) % TWO_PI,
                 arc=omega * s.k)
 
 

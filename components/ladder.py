@@ -16,6 +16,8 @@ What is resent on a change:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import panel as pn
 import param
@@ -129,17 +131,22 @@ def rows_sentence(state: ExplorerState) -> str:
 DESCRIBED_BY = ("d_model", "T", "base", "pair", "pos", "k", "mistake")
 
 
+@lru_cache(maxsize=64)
+def _table_sentence(lang: str, d_model: int, base: float, pair: int, T: int, mistake: str) -> str:
+    # Kept: a step of pos or k (the hot path) changes only the rows' sentence.
+    if mistake == "none":
+        lam = core.wavelengths(d_model, base)
+        return text(lang, "describe_ladder", pair=pair, omega=float(core.frequencies(d_model, base)[pair]),
+                    wavelength=float(lam[pair]), count=int(np.sum(lam <= T)), pairs=lam.size, T=T, rows="").rstrip()
+    lam = core.column_wavelengths(d_model, base, mistake)
+    return text(lang, "describe_ladder_mistake", mistake=text(lang, f"mistake_{mistake}"),
+                count=int(np.sum(lam <= T)), columns=lam.size, T=T, rows="").rstrip()
+
+
 def describe(state: ExplorerState) -> str:
     """What the ladder and the heatmap show now, in a sentence (their text alternative)."""
     s = state
-    if s.mistake == "none":
-        lam = core.wavelengths(s.d_model, s.base)
-        omega = float(core.frequencies(s.d_model, s.base)[s.pair])
-        return text(s.lang, "describe_ladder", pair=s.pair, omega=omega, wavelength=float(lam[s.pair]),
-                    count=int(np.sum(lam <= s.T)), pairs=lam.size, T=s.T, rows=rows_sentence(s))
-    lam = core.column_wavelengths(s.d_model, s.base, s.mistake)
-    return text(s.lang, "describe_ladder_mistake", mistake=text(s.lang, f"mistake_{s.mistake}"),
-                count=int(np.sum(lam <= s.T)), columns=lam.size, T=s.T, rows=rows_sentence(s))
+    return f"{_table_sentence(s.lang, s.d_model, s.base, s.pair, s.T, s.mistake)} {rows_sentence(s)}"
 
 
 class WavelengthLadder(pn.viewable.Viewer):
