@@ -14,11 +14,13 @@ import panel as pn
 
 from app.state import ExplorerState
 from components.connection import connection_status
+from components.a11y import accessible_names
 
 PageExtra = Callable[[ExplorerState, str], pn.viewable.Viewable | None]
 
 PAGE_EXTRAS: list[PageExtra] = [
     connection_status,
+    accessible_names,
 ]
 
 

@@ -338,6 +338,38 @@ ES: dict[str, str] = {
     "connection_lost": "Se ha perdido la conexión con el servidor: la página ya no se actualiza.",
     "connection_reload": "Recargar la página",
     "connection_hint": "La vista se conserva en la dirección.",
+    # accessibility
+    "player_slower": "Más lento",
+    "player_first": "Primera posición",
+    "player_previous": "Posición anterior",
+    "player_reverse": "Reproducir hacia atrás",
+    "player_pause": "Pausa",
+    "player_play": "Reproducir",
+    "player_next": "Posición siguiente",
+    "player_last": "Última posición",
+    "player_faster": "Más rápido",
+    "a11y_figure": "Figura",
+    "describe_ladder": ("Pareja {pair}: gira {omega:.4g} rad por posición, longitud de onda {wavelength:.1f}. "
+                        "{count} de {pairs} parejas dan al menos una vuelta dentro de T = {T}. {rows}"),
+    "describe_ladder_mistake": ("Con el error «{mistake}»: {count} de {columns} columnas dan al menos una vuelta "
+                                "dentro de T = {T}. {rows}"),
+    "describe_rows_both": "Marcadas las filas pos = {pos} y pos + k = {target}.",
+    "describe_rows_pos": "Marcada la fila pos = {pos}; pos + k = {target} queda fuera de la tabla.",
+    "describe_clocks": ("Pareja {pair}: gira {omega:.3f} rad por posición, longitud de onda {wavelength:.1f}; "
+                        "en pos {pos} su aguja apunta a {theta:.2f} rad, en pos + k = {target} a {theta_target:.2f} "
+                        "rad; el arco entre ambas es ω·k = {arc:.2f} rad."),
+    "describe_distance": ("S(k) en k = {k}: {score:.2f}; el máximo es S(0) = d_model/2 = {maximum:g}; "
+                          "la curva es simétrica, S(−k) = S(k)."),
+    "describe_checks": ("Cada fila de la tabla debe medir √(d_model/2) = {norm:.3f}; M_k con k = {k} lleva PE_p a "
+                        "PE_p+k en las {count} posiciones p cuyo p + k está en la tabla."),
+    "describe_section": "Valores ahora: {values}.",
+    "describe_fingerprint": ("Parejas {pairs_from} a {pairs_to}: la posición más cercana a pos = {pos} es {q}, a "
+                             "distancia {distance}; la mayor posible es {largest}."),
+    "describe_fingerprint_alone": "Parejas {pairs_from} a {pairs_to}: pos = {pos} es la única posición de la tabla.",
+    "describe_terms": ("S({k}) = {score} es la suma de {pairs} cosenos: {lifting} la suben (juntos {up}), "
+                       "los demás la bajan ({down})."),
+    "describe_gram": ("Fila pos = {pos} de la matriz de Gram: PE_pos · PE_pos+k = S({k}) = {score}; la distancia a "
+                      "pos + k = {target} es {distance}, igual en toda su diagonal."),
 }
 
 EN: dict[str, str] = {
@@ -652,6 +684,38 @@ EN: dict[str, str] = {
     "connection_lost": "The connection to the server has been lost: the page no longer updates.",
     "connection_reload": "Reload the page",
     "connection_hint": "The view is kept in the address.",
+    # accessibility
+    "player_slower": "Slower",
+    "player_first": "First position",
+    "player_previous": "Previous position",
+    "player_reverse": "Play backwards",
+    "player_pause": "Pause",
+    "player_play": "Play",
+    "player_next": "Next position",
+    "player_last": "Last position",
+    "player_faster": "Faster",
+    "a11y_figure": "Figure",
+    "describe_ladder": ("Pair {pair} turns {omega:.4g} rad per position, wavelength {wavelength:.1f}. "
+                        "{count} of {pairs} pairs turn at least once within T = {T}. {rows}"),
+    "describe_ladder_mistake": ("With the mistake “{mistake}”: {count} of {columns} columns turn at least once "
+                                "within T = {T}. {rows}"),
+    "describe_rows_both": "Rows pos = {pos} and pos + k = {target} are marked.",
+    "describe_rows_pos": "Row pos = {pos} is marked; pos + k = {target} lies outside the table.",
+    "describe_clocks": ("Pair {pair} turns {omega:.3f} rad per position, wavelength {wavelength:.1f}; "
+                        "at pos {pos} its hand points at {theta:.2f} rad, at pos + k = {target} at "
+                        "{theta_target:.2f} rad; the arc between them is ω·k = {arc:.2f} rad."),
+    "describe_distance": ("S(k) at k = {k}: {score:.2f}; the maximum is S(0) = d_model/2 = {maximum:g}; "
+                          "the curve is symmetric, S(−k) = S(k)."),
+    "describe_checks": ("Every row of the table should measure √(d_model/2) = {norm:.3f}; M_k with k = {k} carries "
+                        "PE_p to PE_p+k for the {count} positions p whose p + k is in the table."),
+    "describe_section": "Values now: {values}.",
+    "describe_fingerprint": ("Pairs {pairs_from} to {pairs_to}: the position closest to pos = {pos} is {q}, at "
+                             "distance {distance}; the largest possible is {largest}."),
+    "describe_fingerprint_alone": "Pairs {pairs_from} to {pairs_to}: pos = {pos} is the only position of the table.",
+    "describe_terms": ("S({k}) = {score} is the sum of {pairs} cosines: {lifting} lift it (together {up}), "
+                       "the others pull it down ({down})."),
+    "describe_gram": ("Row pos = {pos} of the Gram matrix: PE_pos · PE_pos+k = S({k}) = {score}; the distance to "
+                      "pos + k = {target} is {distance}, the same along its whole diagonal."),
 }
 
 TABLES: dict[str, dict[str, str]] = {"es": ES, "en": EN}

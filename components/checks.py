@@ -43,6 +43,7 @@ from panel.io.state import set_curdoc
 from app import core
 from app.state import ExplorerState
 from app.strings import text
+from components.describe import Description
 from components.theme import COLORS, LiveHTML
 
 #: A check that holds gets a green edge, a remark (nothing to check) an orange one;
@@ -135,6 +136,13 @@ def _apply_held(doc: Document, apply: Callable[[Result], None], result: Result) 
             doc.unhold()
 
 
+def describe(state: ExplorerState) -> str:
+    """What the checks test now, in a sentence (the cards' summary for a screen reader)."""
+    s = state
+    return text(s.lang, "describe_checks", norm=core.expected_row_norm(s.d_model), k=s.k,
+                count=max(0, s.T - abs(s.k)))
+
+
 class Verdict(NamedTuple):
     """What the whole-table checks found, and for which inputs (a late result is checked against the state)."""
 
@@ -193,7 +201,10 @@ class LiveChecks(pn.viewable.Viewer):
         self._kept: _Table | None = None
         self._running = False  # a run_later of this view has not come back yet
         self._again = False  # and the state changed since it started
-        self._layout = pn.Column(self.norm, self.rotation, self.target, sizing_mode="stretch_width",
+        self._layout = pn.Column(self.norm, self.rotation, self.target,
+                                 Description(state, text(state.lang, "checks_title"), describe, ("d_model", "T", "k"),
+                                             name="checks_description"),
+                                 sizing_mode="stretch_width",
                                  name="checks_view")
         # Page build: once, inline (a large table adds its ~60 ms to the first page, not to a slider step).
         self._show(self.check(*self._inputs()))

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import html
 import math
+from functools import lru_cache
 
 import numpy as np
 import panel as pn
@@ -51,6 +52,7 @@ from app import core
 from app.fastsync import FastPlayer
 from app.state import ExplorerState
 from app.strings import text
+from components.describe import Description
 from components.sources import send_changes
 from components.theme import COLORS, LiveHTML, html_pane, style_figure
 
@@ -83,6 +85,7 @@ input[type="range"] { display: none; }
 button { min-height: 40px; max-width: 72px !important; }
 button svg { width: 22px; height: 22px; }
 .pn-player-title { font-size: 1.1rem; }
+button:focus-visible { outline: 3px solid #0072B2; outline-offset: 2px; }
 """
 
 
@@ -287,7 +290,7 @@ tr:nth-child(2) td:is(:nth-child(3), :nth-child(4)) {{ border-right: 2px solid v
 td[rowspan] {{ font-size: 1.5rem; padding: 0 0.4em; text-align: center; }}
 tr:last-child td {{ font-size: 0.95rem; text-align: center; padding-top: 0.4em; color: var(--pe-muted); }}
 tr:last-child td:nth-child(3) {{ color: {COLORS["pos"]}; }}
-tr:last-child td:nth-child(5) {{ color: {COLORS["target"]}; }}
+tr:last-child td:nth-child(5) {{ color: {COLORS["target_text"]}; }}
 """
 
 
@@ -343,6 +346,22 @@ def _clock_figure(name: str, height: int, frame: ColumnDataSource, **options) ->
 def _heading(lang: str, key: str) -> pn.pane.HTML:
     """A figure's title as HTML, which wraps on a narrow page where a Bokeh title would be cut."""
     return html_pane(f'<h3 class="pe-figure-title">{html.escape(text(lang, key))}</h3>', sizing_mode="stretch_width")
+
+
+@lru_cache(maxsize=64)
+def pair_frequency(d_model: int, base: float, pair: int) -> float:
+    """ωᵢ of one pair (``core.frequencies``), kept: a step of pos or k does not change it."""
+    return float(core.frequencies(d_model, base)[pair])
+
+
+def describe(state: ExplorerState) -> str:
+    """What the selected pair's clock shows now, in a sentence (the clocks' text alternative)."""
+    s = state
+    omega = pair_frequency(s.d_model, s.base, s.pair)
+    return text(s.lang, "describe_clocks", pair=s.pair, omega=omega, wavelength=TWO_PI / omega, pos=s.pos,
+                target=s.target,
+                theta=(omega * s.pos) % TWO_PI, theta_target=(omega * s.target) % TWO_PI,
+                arc=omega * s.k)
 
 
 class PairClocks(pn.viewable.Viewer):
@@ -443,7 +462,7 @@ class PairClocks(pn.viewable.Viewer):
                          text_color=COLORS["pos"], text_font_size="15pt", text_font_style="bold",
                          name="pair_clock_pos_label"),
             "target": Label(x=corner, y=corner, text="", text_align="right", text_baseline="top",
-                            text_color=COLORS["target"], text_font_size="15pt", text_font_style="bold",
+                            text_color=COLORS["target_text"], text_font_size="15pt", text_font_style="bold",
                             name="pair_clock_target_label"),
             "arc": Label(x=0, y=-corner, text="", text_align="center", text_baseline="bottom",
                          text_color=COLORS["ink"], text_font_size=LABEL_SIZE, name="pair_clock_arc_label"),
@@ -479,6 +498,8 @@ class PairClocks(pn.viewable.Viewer):
             self.pair_title,
             pn.Row(pn.pane.Bokeh(self.pair_figure), pn.Column(self.block, note, sizing_mode="stretch_width"),
                    sizing_mode="stretch_width"),
+            Description(state, text(lang, "clocks_title"), describe, ("d_model", "base", "pair", "pos", "k"),
+                        name="clocks_description"),
             sizing_mode="stretch_width", name="clocks_view",
         )
         self._update_sizes()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
 import panel as pn
@@ -11,7 +12,7 @@ from app.fastsync import FastDiscreteSlider, FastIntSlider
 from app.state import ExplorerState
 from app.strings import text
 from components.address import write_to_address
-from components.theme import WIDGET_STYLESHEET
+from components.theme import STYLESHEET, WIDGET_STYLESHEET
 
 #: The widget class of each parameter; everything else (bounds, step, value,
 #: the two-way link) comes from the parameter itself through ``from_param``.
@@ -53,6 +54,18 @@ def widget_for(state: ExplorerState, name: str) -> pn.widgets.Widget:
     return write_to_address(widget, state, name) if kind is FastIntSlider else widget
 
 
+def labelled(state: ExplorerState, name: str, widget: pn.widgets.Widget) -> pn.viewable.Viewable:
+    """``widget`` with a visible label above it when it shows none itself (a row of option buttons).
+
+    ``components.a11y.AccessibleNames`` makes the same label the group's accessible name.
+    """
+    if not isinstance(widget, pn.widgets.RadioButtonGroup):
+        return widget
+    label = pn.pane.HTML(f'<p class="pe-group-label">{html.escape(text(state.lang, name))}</p>',
+                         stylesheets=[STYLESHEET], margin=(5, 10, 0, 10), sizing_mode="stretch_width")
+    return pn.Column(label, widget, sizing_mode="stretch_width", margin=0)
+
+
 class Controls(pn.viewable.Viewer):
     """Widgets for some of the state's parameters: one column, or a grid of ``columns``."""
 
@@ -64,7 +77,8 @@ class Controls(pn.viewable.Viewer):
         if parameters is not None:
             params["parameters"] = list(parameters)
         super().__init__(state=state, **params)
-        sliders = [widget_for(state, p) for p in self.parameters if WIDGETS[p] is not pn.widgets.Button]
+        sliders = [labelled(state, p, widget_for(state, p)) for p in self.parameters
+                   if WIDGETS[p] is not pn.widgets.Button]
         buttons = [widget_for(state, p) for p in self.parameters if WIDGETS[p] is pn.widgets.Button]
         parts: list = ([pn.GridBox(*sliders, ncols=self.columns, sizing_mode="stretch_width")]
                        if self.columns > 1 else list(sliders))

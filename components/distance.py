@@ -41,6 +41,7 @@ from bokeh.transform import factor_cmap, factor_mark
 from app import core
 from app.state import ExplorerState
 from app.strings import text
+from components.describe import Description
 from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, style_figure
 
@@ -126,6 +127,13 @@ def marker_data(k: int, T: int, d_model: int, base: float, lang: str, low: float
             "baseline": ["top" if below else "bottom"], "y_offset": [8 if below else -8]}
 
 
+def describe(state: ExplorerState) -> str:
+    """What the score curve shows now, in a sentence (its text alternative)."""
+    s = state
+    return text(s.lang, "describe_distance", k=s.k, score=float(core.relative_scores(s.k, s.d_model, s.base)),
+                maximum=s.d_model / 2)
+
+
 class ScoreCurve(pn.viewable.Viewer):
     """S(k) against k, with the row products of a few starts on top of it."""
 
@@ -174,7 +182,7 @@ class ScoreCurve(pn.viewable.Viewer):
                     line_color="white", line_width=2, name="distance_marker_dot")
         fig.text(x="k", y="score", text="label", text_align="align", x_offset="x_offset", y_offset="y_offset",
                  text_baseline="baseline", source=self.marker, text_font_size=LABEL_SIZE, text_font_style="bold",
-                 text_color=COLORS["target"], background_fill_color="white", background_fill_alpha=0.85,
+                 text_color=COLORS["target_text"], background_fill_color="white", background_fill_alpha=0.85,
                  padding=3, name="distance_marker_label")
 
         fig.add_tools(HoverTool(renderers=[curve], mode="vline", tooltips=[
@@ -188,8 +196,10 @@ class ScoreCurve(pn.viewable.Viewer):
         fig.add_layout(legend, "right")
         style_figure(fig)
 
-        self._layout = pn.Column(pn.pane.Bokeh(fig, sizing_mode="stretch_width"), sizing_mode="stretch_width",
-                                 name="distance_view")
+        self._layout = pn.Column(pn.pane.Bokeh(fig, sizing_mode="stretch_width"),
+                                 Description(state, text(lang, "distance_title"), describe, ("d_model", "base", "k"),
+                                             name="distance_description"),
+                                 sizing_mode="stretch_width", name="distance_view")
         self._update_curve()
 
     @param.depends("state.d_model", "state.T", "state.base", "state.mistake", watch=True)

@@ -16,6 +16,8 @@ What is resent on a change:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import panel as pn
 import param
@@ -38,6 +40,7 @@ from bokeh.transform import dodge
 from app import core
 from app.state import ExplorerState
 from app.strings import text
+from components.describe import Description
 from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, html_pane, readout, style_figure
 
@@ -117,6 +120,35 @@ def pair_ticks(pairs: int) -> list[float]:
     return [2.0 * i + 1.0 for i in range(0, pairs, step)]
 
 
+def rows_sentence(state: ExplorerState) -> str:
+    """Which rows of the table are marked, as a sentence."""
+    inside = 0 <= state.target < state.T
+    return text(state.lang, "describe_rows_both" if inside else "describe_rows_pos", pos=state.pos,
+                target=state.target)
+
+
+#: The parameters ``describe`` reads.
+DESCRIBED_BY = ("d_model", "T", "base", "pair", "pos", "k", "mistake")
+
+
+@lru_cache(maxsize=64)
+def _table_sentence(lang: str, d_model: int, base: float, pair: int, T: int, mistake: str) -> str:
+    # Kept: a step of pos or k (the hot path) changes only the rows' sentence.
+    if mistake == "none":
+        lam = core.wavelengths(d_model, base)
+        return text(lang, "describe_ladder", pair=pair, omega=float(core.frequencies(d_model, base)[pair]),
+                    wavelength=float(lam[pair]), count=int(np.sum(lam <= T)), pairs=lam.size, T=T, rows="").rstrip()
+    lam = core.column_wavelengths(d_model, base, mistake)
+    return text(lang, "describe_ladder_mistake", mistake=text(lang, f"mistake_{mistake}"),
+                count=int(np.sum(lam <= T)), columns=lam.size, T=T, rows="").rstrip()
+
+
+def describe(state: ExplorerState) -> str:
+    """What the ladder and the heatmap show now, in a sentence (their text alternative)."""
+    s = state
+    return f"{_table_sentence(s.lang, s.d_model, s.base, s.pair, s.T, s.mistake)} {rows_sentence(s)}"
+
+
 class WavelengthLadder(pn.viewable.Viewer):
     """Heatmap of PE with the ladder of wavelengths, linked to the state."""
 
@@ -142,12 +174,14 @@ class WavelengthLadder(pn.viewable.Viewer):
             self.ladder_figure.vbar(x="x", top="wavelength", bottom=1.0, width=PAIR_BAR_WIDTH, source=self.ladder,
                                     color=COLORS["bar"], name="ladder_bars"),
             self.ladder_figure.vbar(x="x", top="wavelength", bottom=1.0, width=PAIR_BAR_WIDTH,
-                                    source=self.ladder_selected, color=COLORS["selected"], name="ladder_selected_bar"),
+                                    source=self.ladder_selected, fill_color=COLORS["selected"],
+                                    # A dark outline: the selected bar differs from the others by more than hue.
+                                    line_color=COLORS["ink"], line_width=2, name="ladder_selected_bar"),
         ]
         self.T_line = Span(dimension="width", location=24, line_color=COLORS["target"], line_width=3,
                            line_dash="dashed", name="T_line")
         self.ladder_figure.add_layout(self.T_line)
-        self.T_label = Label(x=0, y=24, text="", x_units="data", y_units="data", text_color=COLORS["target"],
+        self.T_label = Label(x=0, y=24, text="", x_units="data", y_units="data", text_color=COLORS["target_text"],
                              text_font_size=LABEL_SIZE, text_font_style="bold", x_offset=4, y_offset=4,
                              background_fill_color="white", background_fill_alpha=0.8, name="T_label")
         self.ladder_figure.add_layout(self.T_label)
@@ -212,6 +246,7 @@ class WavelengthLadder(pn.viewable.Viewer):
             pn.pane.Bokeh(self.ladder_figure, sizing_mode="stretch_width"),
             self.count,
             pn.pane.Bokeh(self.heatmap_figure, sizing_mode="stretch_width"),
+            Description(state, text(lang, "ladder_title"), describe, DESCRIBED_BY, name="ladder_description"),
             sizing_mode="stretch_width", name="ladder_view",
         )
         self._update_table()

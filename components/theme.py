@@ -27,6 +27,10 @@ COLORS: dict[str, str] = {
     "bar": "#999999",       # the other pairs
     "curve": "#332288",     # S(k)
     "ink": "#222222",
+    # Text in the roles' colours: the same hues, darker, so that text on white reaches 4.5:1 (WCAG AA).
+    "pos_text": "#0072B2",       # 5.2:1
+    "target_text": "#B34E00",    # 5.2:1 (the glyphs' #D55E00 is 3.9:1)
+    "selected_text": "#007A5A",  # 5.3:1 (the glyphs' #009E73 is 3.4:1)
 }
 
 TITLE_SIZE = "17pt"

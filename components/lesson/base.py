@@ -12,7 +12,9 @@ from panel.custom import JSComponent
 
 from app.prose import SectionProse, section_prose
 from app.state import ExplorerState
+from app.strings import text
 from components.controls import Controls
+from components.describe import Description
 from components.prose import Prose
 
 _DEFAULT_NAME = re.compile(r"^[A-Z][A-Za-z]*\d{5}$")
@@ -34,6 +36,8 @@ class LessonSection(pn.viewable.Viewer):
     controls: ClassVar[tuple[str, ...]] = ()
     #: Parameters of the state whose change may change ``live_values()``.
     live_on: ClassVar[tuple[str, ...]] = ()
+    #: Parameters of the state whose change may change ``describe()``; by default its controls and ``live_on``.
+    described_by: ClassVar[tuple[str, ...] | None] = None
 
     state = param.ClassSelector(class_=ExplorerState)
 
@@ -86,13 +90,41 @@ class LessonSection(pn.viewable.Viewer):
         """Sliders for ``parameters`` (default: the section's ``controls``), next to the figures."""
         return Controls(self.state, list(parameters or self.controls), columns=columns)
 
+    def describe(self) -> str:
+        """What the section's main figure shows now, in a sentence in the page's language (its text alternative).
+
+        The default names the current value of each of the section's controls; a section overrides it
+        with what its main figure says (numbers from ``app.core``). An empty sentence: no description.
+        """
+        s = self.state
+        values = []
+        for name in self.controls:
+            value = getattr(s, name)
+            if name in ("heads", "mistake"):
+                value = text(s.lang, f"{name}_{value}")
+            elif name == "sentence":
+                value = " ".join(value) if isinstance(value, list | tuple) else value
+            values.append(f"{text(s.lang, name)} = {value}")
+        return text(s.lang, "describe_section", values="; ".join(values)) if values else ""
+
+    def description(self) -> Description | None:
+        """The section's ``Description`` (named ``<slug>_description``), following ``described_by``."""
+        if not self.describe():
+            return None
+        on = (tuple(dict.fromkeys((*self.controls, *self.live_on))) if self.described_by is None
+              else self.described_by)
+        return Description(self.state, self.prose.title, lambda _state: self.describe(), on,
+                           name=f"{self.slug}_description")
+
     def layout(self) -> list[pn.viewable.Viewable]:
         """The section's parts, top to bottom; the default is every passage in file order."""
         return [self.passage(part) for part in self.prose.parts]
 
     def __panel__(self) -> pn.viewable.Viewable:
         if self._layout is None:
-            self._layout = pn.Column(*self.layout(), sizing_mode="stretch_width", name=f"{self.slug}_section",
+            parts = [*self.layout(), self.description()]
+            self._layout = pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
+                                     name=f"{self.slug}_section",
                                      css_classes=["pe-lesson-section"])
         return self._layout
 

@@ -212,6 +212,15 @@ class Fingerprint(LessonSection):
         self.dials_note.object = "" if count <= MAX_DIALS else f'<p class="nt">{html.escape(note)}</p>'
 
     # ---- prose -----------------------------------------------------------------
+    def describe(self) -> str:
+        s = self.state
+        nearest = self.nearest()
+        if nearest is None:
+            return text(s.lang, "describe_fingerprint_alone", pairs_from=s.pairs_from, pairs_to=s.pairs_to, pos=s.pos)
+        return text(s.lang, "describe_fingerprint", pairs_from=s.pairs_from, pairs_to=s.pairs_to, pos=s.pos,
+                    q=nearest[0], distance=number(nearest[1], 3),
+                    largest=number(2.0 * math.sqrt(s.pairs_to - s.pairs_from + 1), 3))
+
     def live_values(self) -> dict[str, str]:
         s = self.state
         last = s.d_model // 2 - 1

@@ -169,6 +169,11 @@ class GramMatrix(LessonSection):
             send_changes(self.distance_marks, {"q": [p[0] for p in points], "distance": [p[1] for p in points],
                                                "label": [p[2] for p in points], "align": aligns})
 
+    def describe(self) -> str:
+        values = self.live_values()
+        return text(self.state.lang, "describe_gram", pos=values["pos"], k=values["k"], score=values["S_k"],
+                    target=values["target"], distance=values["distance"])
+
     def live_values(self) -> dict[str, str]:
         s = self.state
         score = float(core.relative_scores(s.k, s.d_model, s.base))

@@ -82,7 +82,7 @@ class WhyNotSimpler(LessonSection):
                               line_color="white", line_width=2, name="simpler_raw_dot")
         self.raw_plot.text(x="pos", y="share", text="label", source=self.raw_marker, x_offset=12, y_offset=-6,
                            text_baseline="top", text_font_size=LABEL_SIZE, text_font_style="bold",
-                           text_color=COLORS["target"], background_fill_color="white", background_fill_alpha=0.85,
+                           text_color=COLORS["target_text"], background_fill_color="white", background_fill_alpha=0.85,
                            name="simpler_raw_label")
         self.raw_plot.yaxis.formatter.use_scientific = False
 

@@ -250,6 +250,11 @@ class ScoreAsClocks(LessonSection):
                 self.selected_ridge.indices = [row]
                 self.selected_bar.indices = [row]
 
+    def describe(self) -> str:
+        values = self.live_values()
+        return text(self.state.lang, "describe_terms", k=values["k"], score=values["S_k"], pairs=values["pairs"],
+                    lifting=values["lifting"], up=values["up"], down=values["down"])
+
     def live_values(self) -> dict[str, str]:
         s = self.state
         terms = core.score_terms(s.k, s.d_model, s.base)

@@ -1,0 +1,141 @@
+"""Accessible names for what Panel and Bokeh draw without one: slider handles, player buttons, figures.
+
+Bokeh's sliders are noUiSlider handles (``role=slider``) whose title sits next to
+them as plain text, not as their label; Panel's Player draws icon-only buttons;
+a Bokeh figure is a stack of canvases. None of them gets an accessible name, and
+none of them can be given one from Python. ``AccessibleNames`` is one invisible
+component per page that names them in the browser, in the page's language:
+
+* a slider handle gets ``aria-label`` = its slider's title without the value
+  (``aria-valuetext`` already says the value; a DiscreteSlider's title is the text
+  Panel puts just before it);
+* a player button gets ``aria-label`` and ``title`` from its kind (play, pause …);
+* a figure's canvas gets ``role=img`` and ``aria-label`` = the figure's title, or its
+  axis labels when it has none; its event layer leaves the Tab order (no figure here
+  has a keyboard tool, so it was a stop that did nothing);
+* a button group (the ``heads`` and ``mistake`` switches) gets ``role=group`` and
+  ``aria-label`` = the visible label that ``components.controls`` puts before it.
+
+Everything lives in shadow roots, which a document-wide MutationObserver does not
+see, so each shadow root gets its own observer (children and text only: the names it sets
+do not wake it again) and the names are set once per frame for the roots that
+changed, in the observer's callback (and the figures once per frame). A slider
+step changes one text node in one small shadow root: the cost of the fast path is
+a ``querySelectorAll`` or two there, a few microseconds.
+"""
+
+from __future__ import annotations
+
+import param
+from panel.custom import JSComponent
+
+from app.state import ExplorerState
+from app.strings import text
+
+#: Panel's Player buttons, by CSS class; their names are ``player_<class>`` in the string tables.
+PLAYER_BUTTONS = ("slower", "first", "previous", "reverse", "pause", "play", "next", "last", "faster")
+
+
+class AccessibleNames(JSComponent):
+    """Names the page's slider handles, player buttons, figures and button groups (see the module)."""
+
+    player_labels = param.Dict(default={}, doc="Accessible name of each player button, by its CSS class.")
+    figure_word = param.String(default="Figure", doc="The name of a figure with neither title nor axis labels.")
+
+    _esm = """
+    const textOf = (el) => (el?.textContent ?? "").replace(/\\s+/g, " ").trim();
+
+    function sliderTitle(root) {
+      const title = root.querySelector(".bk-slider-title");
+      if (!title || !textOf(title)) {
+        // A DiscreteSlider (base) shows "label: value" in a text element just before its untitled slider.
+        const before = root.host?.previousElementSibling?.shadowRoot;
+        const shown = [...(before?.children ?? [])].filter((el) => !["STYLE", "LINK"].includes(el.tagName))
+          .map(textOf).join(" ").trim();
+        const colon = shown.lastIndexOf(":");
+        return colon > 0 ? shown.slice(0, colon).trim() : shown;
+      }
+      const value = textOf(title.querySelector(".bk-slider-value"));
+      let label = textOf(title);
+      if (value && label.endsWith(value)) label = label.slice(0, -value.length);
+      return label.replace(/[:\\s]+$/, "");
+    }
+
+    function setName(el, name, extra = {}) {
+      if (!name || el.getAttribute("aria-label") === name) return;
+      el.setAttribute("aria-label", name);
+      for (const [key, value] of Object.entries(extra)) el.setAttribute(key, value);
+    }
+
+    function plotName(view, fallback) {
+      const model = view.model;
+      const title = model.title?.text ?? (typeof model.title === "string" ? model.title : "");
+      if (title) return title;
+      const axes = [...(model.below ?? []), ...(model.left ?? [])]
+        .map((axis) => axis?.axis_label).filter((label) => typeof label === "string" && label);
+      return axes.length ? axes.join(" · ") : fallback;
+    }
+
+    export function render({ model }) {
+      const seen = new WeakSet();
+      let frame = 0;
+
+      const name = (root) => {
+        for (const handle of root.querySelectorAll(".noUi-handle")) setName(handle, sliderTitle(root));
+        for (const button of root.querySelectorAll("button")) {
+          const kind = [...button.classList].find((c) => c in model.player_labels);
+          if (kind && !textOf(button)) setName(button, model.player_labels[kind], { title: model.player_labels[kind] });
+        }
+        for (const group of root.querySelectorAll(".bk-btn-group")) {
+          const before = root.host?.previousElementSibling;
+          const label = before?.shadowRoot?.querySelector(".pe-group-label");
+          if (label) setName(group, textOf(label), { role: "group" });
+        }
+      };
+      const nameFigures = () => {
+        const plots = window.Bokeh?.index?.query?.((v) => v.model?.toolbar !== undefined && v.canvas_view) ?? [];
+        for (const view of plots) {
+          const canvas = view.canvas_view.el;
+          if (canvas.getAttribute("role") !== "img") canvas.setAttribute("role", "img");
+          setName(canvas, plotName(view, model.figure_word));
+          // Bokeh makes each figure's event layer focusable for key tools; the figures have none, so the
+          // layer would be a Tab stop that does nothing and shows no focus.
+          for (const layer of canvas.shadowRoot?.querySelectorAll(".bk-events[tabindex]") ?? []) {
+            if (layer.tabIndex !== -1) layer.tabIndex = -1;
+          }
+        }
+      };
+      const visit = (root) => {
+        for (const el of root.querySelectorAll("*")) if (el.shadowRoot) watch(el.shadowRoot);
+        name(root);
+      };
+      const flush = () => {
+        frame = 0;
+        nameFigures();
+      };
+      // Names are set in the observer's callback itself (a microtask right after the change), so no one
+      // ever meets a fresh, unnamed handle; figures, whose views Bokeh finishes later, once per frame.
+      const now = (root) => {
+        visit(root);
+        if (!frame) frame = requestAnimationFrame(flush);
+      };
+      function watch(root) {
+        if (seen.has(root)) return;
+        seen.add(root);
+        const options = { childList: true, characterData: true, subtree: true };
+        new MutationObserver(() => now(root)).observe(root, options);
+        now(root);
+      }
+      watch(document);
+      return document.createElement("span");
+    }
+    """
+
+
+def accessible_names(state: ExplorerState, kind: str) -> AccessibleNames:
+    """The page's ``AccessibleNames``, in the state's language (a ``PAGE_EXTRAS`` maker)."""
+    lang = state.lang
+    return AccessibleNames(player_labels={button: text(lang, f"player_{button}") for button in PLAYER_BUTTONS},
+                           figure_word=text(lang, "a11y_figure"), name="accessible_names",
+                           width=0, height=0, margin=0)
+
