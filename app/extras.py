@@ -13,8 +13,8 @@ from collections.abc import Callable
 import panel as pn
 
 from app.state import ExplorerState
-from components.connection import connection_status
 from components.a11y import accessible_names
+from components.connection import connection_status
 
 PageExtra = Callable[[ExplorerState, str], pn.viewable.Viewable | None]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import math
 import logging
+import math
 import time
 from collections.abc import Callable
 from typing import Any
