@@ -21,6 +21,16 @@ def row_by_hand(pos: float, d_model: int, base: float = 10_000) -> np.ndarray:
     return np.array(row)
 
 
+def run_coroutine(coroutine, timeout: float = 180.0):
+    """``asyncio.run(coroutine)`` in a worker thread: after a Playwright test the main thread has an
+    event loop marked as running, and asyncio refuses to start another one there."""
+    import asyncio
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result(timeout=timeout)
+
+
 def wait_until(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05,
                message: str = "condition not met") -> Any:
     """Poll ``condition`` until it returns something truthy; fail after ``timeout`` seconds."""

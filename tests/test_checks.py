@@ -338,7 +338,7 @@ def test_a_slow_or_failing_check_never_holds_up_a_slider(monkeypatch, fault):
 
     from app.server import serving
     from bench.protocol import BokehClient
-    from tests.helpers import LogRecorder
+    from tests.helpers import LogRecorder, run_coroutine
 
     held, started = threading.Event(), threading.Event()
     real = LiveChecks.check
@@ -372,7 +372,7 @@ def test_a_slow_or_failing_check_never_holds_up_a_slider(monkeypatch, fault):
                 client.close()
                 return answers
 
-            assert asyncio.run(asyncio.wait_for(scenario(), 120)) == [4, 5, 6]
+            assert run_coroutine(asyncio.wait_for(scenario(), 120)) == [4, 5, 6]
             held.set()
         if fault == "failing":  # logged by the checks, one failure per run, and nothing else went wrong
             failures = log.failures()

@@ -23,7 +23,7 @@ from app import core
 from app.server import MAX_MESSAGE_BYTES, serving
 from app.strings import text
 from bench.protocol import BokehClient, Message
-from tests.helpers import LogRecorder
+from tests.helpers import LogRecorder, run_coroutine
 
 #: (value sent as k's value, what the server must do): a number is the value it must clamp to
 #: (lesson sizes: k in -23 .. 23), None a refusal. 20 values, those of issue #12 among them.
@@ -42,7 +42,7 @@ def server():
 
 
 def run(coroutine):
-    return asyncio.run(asyncio.wait_for(coroutine, 120))
+    return run_coroutine(asyncio.wait_for(coroutine, 120))
 
 
 async def open_client(url: str, path: str = "/distance") -> BokehClient:

@@ -27,7 +27,7 @@ from tornado.websocket import websocket_connect
 
 from app.server import free_port, serving
 from bench.protocol import BokehClient
-from tests.helpers import wait_until
+from tests.helpers import run_coroutine, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A line of app/core.py that no page or static file carries.
@@ -58,7 +58,7 @@ async def ws_accepted(port: int, origin: str, path: str = "/distance", host: str
 
 
 def accepted(port: int, origin: str, host: str | None = None) -> bool:
-    return asyncio.run(ws_accepted(port, origin, host=host))
+    return run_coroutine(ws_accepted(port, origin, host=host))
 
 
 # -- websocket origins ----------------------------------------------------------------------------
@@ -166,7 +166,7 @@ def test_sessions_opened_and_closed_are_reaped_back_to_the_baseline(server):
         await client.open(expect=("distance_marker",))
         await client.aclose()
 
-    asyncio.run(one_session())  # everything a session loads once per process, before the baseline
+    run_coroutine(one_session())  # everything a session loads once per process, before the baseline
     wait_until(lambda: not bokeh_server.get_sessions(), timeout=20, message="the warm-up session was not reaped: "
                + str([(s.id[:6], s.connection_count) for s in bokeh_server.get_sessions()]))
     documents, threads = live_documents(), threading.active_count()
@@ -175,7 +175,7 @@ def test_sessions_opened_and_closed_are_reaped_back_to_the_baseline(server):
         for _ in range(30):
             await one_session()
 
-    asyncio.run(many())
+    run_coroutine(many())
     wait_until(lambda: not bokeh_server.get_sessions(), timeout=30, message="sessions were not reaped")
     wait_until(lambda: live_documents() <= documents, timeout=30,
                message=f"live documents stayed above the baseline of {documents}")
@@ -192,6 +192,6 @@ def test_clients_that_leave_during_the_handshake_leave_no_session_behind(server)
         for _ in range(30):
             await ws_accepted(port, f"http://127.0.0.1:{port}")
 
-    asyncio.run(many())
+    run_coroutine(many())
     wait_until(lambda: not bokeh_server.get_sessions(), timeout=30, message="sessions of clients that left stayed: "
                + str([(s.id[:6], s.connection_count) for s in bokeh_server.get_sessions()]))
