@@ -31,6 +31,10 @@ class SectionWatch(JSComponent):
 
     slugs = param.List(default=[], item_type=str, doc="The sections' ids, top to bottom.")
     near = param.List(default=[], item_type=str, doc="The sections now near the viewport (set by the browser).")
+    seen = param.List(default=[], item_type=str, doc=(
+        "Every section that has been near since the page opened (set by the browser). Panel keeps only the "
+        "last of several quick changes of a property, so a fast scroll may lose a ``near`` in between; "
+        "this list only grows, and a section in it is built."))
 
     _esm = f"""
     const find = (root, id) => {{
@@ -45,6 +49,7 @@ class SectionWatch(JSComponent):
 
     export function render({{ model }}) {{
       const headings = new Map();
+      const seen = new Set(model.seen);
       const heading = (id) => {{
         let el = headings.get(id);
         if (!el || !el.isConnected) {{ el = find(document, id); if (el) headings.set(id, el); }}
@@ -66,6 +71,8 @@ class SectionWatch(JSComponent):
           if (top < bottom && next > -margin) near.push(model.slugs[i]);
         }});
         if (near.join() !== model.near.join()) model.near = near;
+        const fresh = near.filter((id) => !seen.has(id));
+        if (fresh.length) {{ fresh.forEach((id) => seen.add(id)); model.seen = [...seen]; }}
       }};
       let queued = false;
       const soon = () => {{
@@ -130,10 +137,21 @@ def watch_sections(parts: dict[str, LazyPart], name: str = "section_watch") -> S
     """A ``SectionWatch`` over ``parts`` (slug → part, top to bottom) that tells each part when it is near."""
     watch = SectionWatch(slugs=list(parts), width=0, height=0, margin=0, name=name)
 
-    def tell(event: param.parameterized.Event) -> None:
+    def build(event: param.parameterized.Event) -> None:
+        seen: Sequence[str] = event.new
+        for slug, part in parts.items():
+            if slug in seen and not part.built:
+                # The browser spoke, so it holds the document: Panel may send the new part (see fastsync).
+                mark_connected()
+                part.build_now()
+                if part.mirror is not None:
+                    part.mirror.active = slug in watch.near
+
+    def follow(event: param.parameterized.Event) -> None:
         near: Sequence[str] = event.new
         for slug, part in parts.items():
             part.set_near(slug in near)
 
-    watch.param.watch(tell, "near")
+    watch.param.watch(build, "seen")
+    watch.param.watch(follow, "near")
     return watch
