@@ -24,7 +24,7 @@ import contextlib
 from typing import Any
 from urllib.parse import urlencode
 
-from bench.run import SIZES, _browser, log, server, stats, steps, wait_until
+from bench.run import PAGE_FIGURES, SIZES, _browser, log, plots_drawn, server, stats, steps, wait_until
 
 #: The pages compared, in the order of the first round (later rounds rotate it).
 PAGES = ("floor", "explore", "lesson", "naive")
@@ -41,22 +41,29 @@ PROBE_JS = """
   const doc = Bokeh.documents[0];
   const P = window.__probe = {t0: null, snap: null, changed: new Map(), frames: new Map(), last: performance.now(),
                               patched: new Set()};
+  // The named sources, found again only when the document's models may have changed (a rebuilt
+  // figure): scanning every model of a large page per message would cost the bigger pages more.
+  let cache = null, size = -1;
+  const isModel = (v) => v != null && typeof v === 'object' && v.properties !== undefined && v.id !== undefined;
   const sources = () => {
+    if (cache !== null && size === doc._all_models.size) return cache;
     const out = new Map();
     for (const m of doc._all_models.values()) {
       if (m.name != null && typeof m.get_length === 'function' && m.data !== undefined) {
         if (!out.has(m.name)) out.set(m.name, []);
-        out.get(m.name).push([m, m.data]);
+        out.get(m.name).push(m);
       }
     }
-    return out;
+    size = doc._all_models.size;
+    return cache = out;
   };
+  const snapshot = () => new Map([...sources()].map(([name, ms]) => [name, ms.map((m) => [m, m.data])]));
   let pending = false;
   const check = () => {
     pending = false;
     if (P.t0 === null) return;
     const t0 = P.t0, now = performance.now() - t0;
-    for (const [name, entries] of sources()) {
+    for (const [name, entries] of snapshot()) {
       if (P.changed.has(name)) continue;
       const before = P.snap.get(name) ?? [];
       const same = entries.length === before.length && entries.every(
@@ -67,16 +74,22 @@ PROBE_JS = """
     // after it; the posted task runs once that frame has been rendered.
     requestAnimationFrame(() => {
       const channel = new MessageChannel();
-      channel.port1.onmessage = () => { if (P.t0 === t0) P.frames.set(now, performance.now() - t0); };
+      channel.port1.onmessage = () => {
+        if (P.t0 === t0) P.frames.set(now, performance.now() - t0);
+        performance.mark('pe-frame');  // for bench/trace.py
+      };
       channel.port2.postMessage(null);
     });
   };
   document.addEventListener('keydown', () => {
-    P.t0 = performance.now(); P.snap = sources(); P.changed = new Map(); P.frames = new Map(); P.patched = new Set();
+    P.snap = snapshot(); P.changed = new Map(); P.frames = new Map(); P.patched = new Set(); P.t0 = performance.now();
   }, true);
   doc.on_change((event) => {
     P.last = performance.now();
     if (P.t0 === null) return;
+    const value = event.value ?? event.new;
+    if (isModel(value) || (Array.isArray(value) && value.some(isModel)))
+      cache = null;  // a layout got new children: maybe new sources (the size check misses a swap)
     if ((event.patches !== undefined || event.rollover !== undefined) && event.model?.name != null)
       P.patched.add(event.model.name);
     if (!pending) { pending = true; queueMicrotask(check); }
@@ -97,6 +110,25 @@ RESULT_JS = """
 """
 
 
+#: Scroll the element whose id is the argument (in any shadow root) to the top of the viewport.
+SCROLL_JS = """
+(id) => {
+  const find = (root) => {
+    const hit = root.getElementById?.(id);
+    if (hit) return hit;
+    for (const el of root.querySelectorAll("*")) {
+      const inner = el.shadowRoot && find(el.shadowRoot);
+      if (inner) return inner;
+    }
+    return null;
+  };
+  const el = find(document);
+  if (el) el.scrollIntoView({block: "start"});
+  return el !== null;
+}
+"""
+
+
 class Page:
     """One open page, its slider handle for each parameter, and its own walk across each range."""
 
@@ -106,25 +138,36 @@ class Page:
         query = urlencode(SIZES[size])
         path = ROUTES[key][1]
         fragment = f"#{LESSON_SECTION}" if key == "lesson" else ""
+        log("floor: opening", key, size)
         self.page.goto(f"http://127.0.0.1:{port}{path}?{query}{fragment}", timeout=180_000)
-        wait_until(lambda: self.page.evaluate("() => window.Bokeh?.documents?.[0]?.is_idle === true"), timeout=180,
-                   interval=0.1)
         if key == "lesson":
+            wait_until(lambda: self.page.evaluate("() => window.Bokeh?.documents?.[0]?.is_idle === true"),
+                       timeout=180, interval=0.1)
             self._scroll_to_section()
+        else:  # every figure drawn (the naive page's document never reports itself idle)
+            wait_until(lambda: plots_drawn(self.page, PAGE_FIGURES), timeout=180, interval=0.1)
         self.page.evaluate(PROBE_JS)
+        # The naive page answers a key with one message per rebuilt view, up to a second apart on a busy machine.
+        self.quiet_ms = 1200 if key == "naive" else 150
         self.witnesses: dict[str, list[str]] = {}
         self.keys: dict[str, list[str]] = {}
 
     def _scroll_to_section(self) -> None:
-        # The anchor follows its section while the page grows; wait until the section's sliders are on screen.
+        # The page grows while the sections near the reader are built: bring the section's heading to the top
+        # until its k slider stays on screen.
         def shown() -> bool:
-            handles = self.page.locator(".noUi-handle")
-            return any(self._on_screen(handles.nth(i)) for i in range(handles.count()))
-        wait_until(shown, timeout=120, interval=0.2)
+            self.page.evaluate(SCROLL_JS, LESSON_SECTION)
+            try:
+                self.handle("k")
+                return True
+            except LookupError:
+                return False
+        wait_until(shown, timeout=120, interval=0.5)
+        self.page.wait_for_function("() => window.Bokeh.documents[0].is_idle", timeout=60_000)
 
     def _on_screen(self, handle) -> bool:
         box = handle.bounding_box()
-        return box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 1080
+        return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 1080
 
     def handle(self, param: str):
         if self.key != "lesson":
@@ -156,7 +199,7 @@ class Page:
             self.page.keyboard.press(key)
             self.page.wait_for_function("() => window.__probe.changed.size > 0", timeout=press_timeout * 1000,
                                         polling=25)
-            self.settle(300, press_timeout)
+            self.settle(2 * self.quiet_ms, press_timeout)
             seen.append(set(self.page.evaluate("() => [...window.__probe.changed.keys()]")))
         self.witnesses[param] = sorted(seen[0] & seen[1])
         del self.keys[param][:2]
@@ -168,7 +211,7 @@ class Page:
         with contextlib.suppress(Exception):  # a press may change none of the witnesses (k beyond the table)
             self.page.wait_for_function("(w) => w.some((n) => window.__probe.changed.has(n))",
                                         arg=self.witnesses[param], timeout=press_timeout * 1000, polling="raf")
-        self.settle()
+        self.settle(self.quiet_ms)
         return self.page.evaluate(RESULT_JS, self.witnesses[param])
 
 

@@ -29,10 +29,18 @@ from bokeh.models import ColumnDataSource, LinearColorMapper, LinearInterpolator
 from bokeh.plotting import figure
 from bokeh.transform import dodge
 
-from app import core
 from app.state import BASES, D_MODEL_MAX, T_MAX
-from components.clocks import (ROW_SPACING, STRIP_DIRECTIONS, pair_clock_hands, row_faces, row_hands, row_window,
-                               strip_faces, strip_place, strip_shape)
+from components.clocks import (
+    ROW_SPACING,
+    STRIP_DIRECTIONS,
+    pair_clock_hands,
+    row_faces,
+    row_hands,
+    row_window,
+    strip_faces,
+    strip_place,
+    strip_shape,
+)
 from components.distance import curve_data, marker_data
 from components.ladder import PALETTE, heatmap_data, ladder_data
 
@@ -55,8 +63,9 @@ def floor_document(doc: Document) -> None:
     d_model = _arg(doc, "d_model", 32, 2, D_MODEL_MAX) // 2 * 2
     T = _arg(doc, "T", 24, 1, T_MAX)
     base_index = min(range(len(BASES)), key=lambda i: abs(BASES[i] - _arg(doc, "base", 10_000, 1, 10**9)))
-    s = {"d_model": d_model, "T": T, "base": float(BASES[base_index]), "pair": _arg(doc, "pair", 0, 0, d_model // 2 - 1),
-         "pos": _arg(doc, "pos", 0, 0, T - 1), "k": _arg(doc, "k", 3, -(T - 1), T - 1)}
+    s = {"d_model": d_model, "T": T, "base": float(BASES[base_index]),
+         "pair": _arg(doc, "pair", 0, 0, d_model // 2 - 1), "pos": _arg(doc, "pos", 0, 0, T - 1),
+         "k": _arg(doc, "k", 3, -(T - 1), T - 1)}
     lang = "en"
 
     # Data.
