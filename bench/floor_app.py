@@ -142,7 +142,10 @@ def floor_document(doc: Document) -> None:
         left = 2 * s["pair"]
         pair_outline.data = {"left": [left], "right": [left + 2], "top": [0], "bottom": [s["T"]]}
         ladder_selected.data = {"x": [left + 1.0], "wavelength": [float(ladder.data["wavelength"][s["pair"]])]}
+        moved = window[0] != row_window(s["pair"], s["d_model"] // 2)
         window[0] = row_window(s["pair"], s["d_model"] // 2)
+        if moved or not hands.data:  # the row's hands move only with its window
+            hands.data = row_hands(*window[0], s["pos"], s["k"], s["d_model"], s["base"])
         faces.data = row_faces(*window[0], s["pair"], s["d_model"], s["base"], lang)
         x, y = strip_place(s["pair"], strip_shape(s["d_model"] // 2)[0])
         strip_selected.data = {"x": [float(x)], "y": [float(y)]}
@@ -162,7 +165,7 @@ def floor_document(doc: Document) -> None:
     def on_pair(_attr, _old, new) -> None:
         s["pair"] = int(new)
         update_pair()
-        update_hands()
+        pair_hands.data = pair_clock_hands(s["pair"], s["pos"], s["k"], s["d_model"], s["base"])
 
     update_rows()
     update_pair()

@@ -72,7 +72,11 @@ INSTRUMENT_JS = """
   };
   for (const view of Bokeh.index.query(() => true)) wrap(view);
   const send = WebSocket.prototype.send;
-  WebSocket.prototype.send = function (data) { T.sent += 1; return send.call(this, data); };
+  // A Bokeh message is a header frame (with its msgtype), a metadata frame, a content frame and any buffers.
+  WebSocket.prototype.send = function (data) {
+    if (typeof data === 'string' && data.includes('"msgtype"')) T.sent += 1;
+    return send.call(this, data);
+  };
   document.addEventListener('keydown', () => { T.render = {}; T.sent = 0; T.received = 0; }, true);
   return wrapped.size;
 }
@@ -141,7 +145,8 @@ def kind(name: str) -> str:
     return "other"
 
 
-def trace_page(browser, key: str, port: int, size: str, param: str, presses: int) -> dict[str, Any]:
+def trace_page(browser, key: str, port: int, size: str, param: str, presses: int,
+               raw_dir: Path | None = None) -> dict[str, Any]:
     page = Page(browser, key, port, size)
     page.page.evaluate(INSTRUMENT_JS)
     page.prepare(param, presses, 60.0)
@@ -154,6 +159,8 @@ def trace_page(browser, key: str, port: int, size: str, param: str, presses: int
     finally:
         raw = browser.stop_tracing()
     page.page.close()
+    if raw_dir is not None:
+        (raw_dir / f"trace-{key}-{param}-{size}.json").write_bytes(raw)
     events = json.loads(raw)["traceEvents"]
     presses_split = split(events)
     renders: dict[str, list[float]] = defaultdict(list)
@@ -175,6 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pages", default="floor,explore,lesson")
     parser.add_argument("--presses", type=int, default=8)
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--raw", type=Path, help="also write each page's trace into this folder (chrome://tracing)")
     args = parser.parse_args(argv)
     pages = [p.strip() for p in args.pages.split(",")]
     manager, browser = _browser()
@@ -187,7 +195,8 @@ def main(argv: list[str] | None = None) -> None:
             ports = {s: stack.enter_context(server(s))[0] for s in servers}
             for key in pages:
                 log("trace", key, args.param, args.size)
-                results[key] = trace_page(browser, key, ports[ROUTES[key][0]], args.size, args.param, args.presses)
+                results[key] = trace_page(browser, key, ports[ROUTES[key][0]], args.size, args.param, args.presses,
+                                          args.raw)
     finally:
         browser.close()
         manager.stop()
