@@ -91,18 +91,24 @@ def _thread_of_main(events: list[dict]) -> tuple[int, int]:
     raise LookupError("no keydown in the trace")
 
 
-def split(events: list[dict]) -> list[dict[str, float]]:
-    """Per press: ms of self time by kind on the main thread, from keydown to the frame after the last change."""
+def split(events: list[dict], lasts: list[float | None]) -> list[dict[str, float]]:
+    """Per press, ms on the main thread: from the keydown to the last source changed, and from there to the frame.
+
+    ``lasts`` is the probe's key -> last source time of each press (in trace order). Before it: the
+    keydown handler, the frames rendered before the answer (the slider moving), the tasks that handle
+    a websocket message (the server's answers, and its OKs), other work, and idle time (the main thread
+    waiting: the server and the network). After it: self time by kind until the frame is rendered.
+    """
     pid, tid = _thread_of_main(events)
     main = sorted((e for e in events if e.get("pid") == pid and e.get("tid") == tid and e.get("ph") == "X"
                    and "dur" in e), key=lambda e: (e["ts"], -e["dur"]))
-    keys = [e["ts"] for e in main if e["name"] == "EventDispatch"
+    keys = [e for e in main if e["name"] == "EventDispatch"
             and e.get("args", {}).get("data", {}).get("type") == "keydown"]
     ends = sorted(e["ts"] for e in events if e.get("name") == "pe-frame" and e.get("pid") == pid)
-    messages = [e for e in main if e["name"] == "EventDispatch"
-                and e.get("args", {}).get("data", {}).get("type") == "message"]
-    # Self time: an event's duration less that of its direct children (a stack over the sorted events).
+    # Self time: an event's duration less that of its direct children (a stack over the sorted events);
+    # and each event's top-level task.
     self_time: dict[int, float] = {}
+    top: dict[int, dict] = {}
     stack: list[dict] = []
     for e in main:
         while stack and stack[-1]["ts"] + stack[-1]["dur"] <= e["ts"]:
@@ -110,26 +116,40 @@ def split(events: list[dict]) -> list[dict[str, float]]:
         self_time[id(e)] = e["dur"]
         if stack:
             self_time[id(stack[-1])] -= e["dur"]
+        top[id(e)] = top[id(stack[0])] if stack else e
         stack.append(e)
+    message_tasks = {id(top[id(e)]) for e in main if e["name"] == "FunctionCall"
+                     and "onmessage" in e.get("args", {}).get("data", {}).get("functionName", "")
+                     and "bokeh" in e.get("args", {}).get("data", {}).get("url", "")}
+    frame_tasks = {id(top[id(e)]) for e in main if e["name"] in ("Commit", "Paint")}
     out = []
-    for i, start in enumerate(keys):
-        limit = keys[i + 1] if i + 1 < len(keys) else float("inf")
+    for i, (key, last) in enumerate(zip(keys, lasts, strict=False)):
+        start = key["ts"]
+        limit = keys[i + 1]["ts"] if i + 1 < len(keys) else float("inf")
         frame_ends = [t for t in ends if start < t < limit]
-        if not frame_ends:
+        if last is None or not frame_ends:
             continue
-        end = max(frame_ends)
-        kinds: dict[str, float] = defaultdict(float)
+        middle, end = start + last * 1000, max(frame_ends)
+        parts: dict[str, float] = defaultdict(float)
+        parts["key to last"] = last
+        parts["keydown handler"] = key["dur"] / 1000
         for e in main:
-            if start <= e["ts"] < end:
-                kinds[kind(e["name"])] += max(self_time[id(e)], 0) / 1000
-        kinds["idle"] = (end - start) / 1000 - sum(kinds.values())
-        kinds["total"] = (end - start) / 1000
-        inside = [m for m in messages if start <= m["ts"] < end]
-        kinds["message handlers"] = sum(m["dur"] for m in inside) / 1000
-        kinds["messages in"] = float(len(inside))
-        kinds["keydown handler"] = sum(e["dur"] for e in main
-                                       if e["ts"] == start and e["name"] == "EventDispatch") / 1000
-        out.append(dict(kinds))
+            if not start <= e["ts"] < end:
+                continue
+            ms = max(self_time[id(e)], 0) / 1000
+            if e["ts"] >= middle:
+                parts[f"after: {kind(e['name'])}"] += ms
+            elif top[id(e)] is top[id(key)]:
+                continue  # the keydown's own task
+            elif id(top[id(e)]) in message_tasks:
+                parts["messages"] += ms
+            elif id(top[id(e)]) in frame_tasks:
+                parts["frames"] += ms
+            else:
+                parts["other"] += ms
+        parts["idle"] = last - parts["keydown handler"] - parts["messages"] - parts["frames"] - parts["other"]
+        parts["last to frame"] = (end - middle) / 1000
+        out.append(dict(parts))
     return out
 
 
@@ -151,10 +171,11 @@ def trace_page(browser, key: str, port: int, size: str, param: str, presses: int
     page.page.evaluate(INSTRUMENT_JS)
     page.prepare(param, presses, 60.0)
     rendered: list[dict] = []
+    lasts: list[float | None] = []
     browser.start_tracing(page=page.page, categories=CATEGORIES)
     try:
         for _ in range(presses):
-            page.press(param, 60.0)
+            lasts.append(page.press(param, 60.0)[1])
             rendered.append(page.page.evaluate("() => ({...window.__trace})"))
     finally:
         raw = browser.stop_tracing()
@@ -162,7 +183,7 @@ def trace_page(browser, key: str, port: int, size: str, param: str, presses: int
     if raw_dir is not None:
         (raw_dir / f"trace-{key}-{param}-{size}.json").write_bytes(raw)
     events = json.loads(raw)["traceEvents"]
-    presses_split = split(events)
+    presses_split = split(events, lasts)
     renders: dict[str, list[float]] = defaultdict(list)
     for r in rendered:
         for type_, v in r["render"].items():
@@ -200,9 +221,9 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         browser.close()
         manager.stop()
-    columns = ["total", "idle", "scripting", "style", "layout", "paint", "other", "keydown handler",
-               "message handlers", "messages in"]
-    print(f"\n{args.param} at the {args.size} size, medians over the counted presses (ms; messages: count)\n")
+    columns = ["key to last", "keydown handler", "frames", "messages", "other", "idle", "last to frame",
+               "after: scripting", "after: style", "after: layout", "after: paint", "after: other"]
+    print(f"\n{args.param} at the {args.size} size, medians over the counted presses (ms; messages out: count)\n")
     print("| page | " + " | ".join(columns) + " | messages out |")
     print("|---|" + "---:|" * (len(columns) + 1))
     for key, r in results.items():
