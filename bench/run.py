@@ -18,7 +18,10 @@ Parts (each measures both apps in the same run; ratios are naive / app):
 * ``memory``  - server RSS per open session, and after 200 sessions opened and closed;
 * ``load``    - first drawn plot after the page is requested, cold browser context;
 * ``lesson``  - the lesson ``/``: first drawn figure, and every slider of every section,
-  key press -> new data or text (bench/lesson.py; the app only).
+  key press -> new data or text (bench/lesson.py; the app only);
+* ``floor``   - k, pos and pair in Chromium: the app's ``/explore`` and ``/`` beside a plain
+  Bokeh server app (bench/floor_app.py) and the naive baseline, pages alternating; key ->
+  first and last source changed, and the next rendered frame (bench/floor.py).
 
 Results: bench/results/<time>.json (git-ignored) and the tables between the markers in
 docs/performance.md. Servers are started as subprocesses on free loopback ports.
@@ -892,6 +895,10 @@ def render(results: dict[str, Any]) -> str:
         from bench.lesson import render_lesson
 
         lines += render_lesson(results["lesson"], fmt)
+    if "floor" in results:
+        from bench.floor import render_floor
+
+        lines += render_floor(results["floor"], fmt)
     return "\n".join(lines) + "\n"
 
 
@@ -910,9 +917,15 @@ def part_lesson(quick: bool) -> dict[str, Any]:
     return run(quick)
 
 
+def part_floor(quick: bool) -> dict[str, Any]:
+    from bench.floor import part_floor as run
+
+    return run(quick)
+
+
 PARTS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "server": part_server, "wire": part_wire, "browser": part_browser, "clients": part_clients,
-    "memory": part_memory, "load": part_load, "lesson": part_lesson,
+    "memory": part_memory, "load": part_load, "lesson": part_lesson, "floor": part_floor,
 }
 
 

@@ -1,4 +1,4 @@
-"""Start the app or the naive baseline for the benchmark: ``python -m bench.serve {app,naive} PORT [PROCS]``.
+"""Start the app or the naive baseline for the benchmark: ``python -m bench.serve {app,naive,floor} PORT [PROCS]``.
 
 Sessions are discarded 1 s after their websocket closes (Bokeh's defaults are
 15 s, checked every 17 s) so that the memory part sees closed sessions go
@@ -29,8 +29,14 @@ def main(argv: list[str]) -> None:
         if procs != 1:
             raise SystemExit("the naive baseline is served by one process")
         serve(port, **SESSION_OPTIONS)
+    elif which == "floor":
+        from bench.floor_app import serve as serve_floor
+
+        if procs != 1:
+            raise SystemExit("the floor is served by one process")
+        serve_floor(port, **SESSION_OPTIONS)
     else:
-        raise SystemExit(f"unknown app {which!r}: app or naive")
+        raise SystemExit(f"unknown app {which!r}: app, naive or floor")
 
 
 if __name__ == "__main__":

@@ -17,11 +17,14 @@ component per page that names them in the browser, in the page's language:
   ``aria-label`` = the visible label that ``components.controls`` puts before it.
 
 Everything lives in shadow roots, which a document-wide MutationObserver does not
-see, so each shadow root gets its own observer (children and text only: the names it sets
-do not wake it again) and the names are set once per frame for the roots that
-changed, in the observer's callback (and the figures once per frame). A slider
-step changes one text node in one small shadow root: the cost of the fast path is
-a ``querySelectorAll`` or two there, a few microseconds.
+see, so each shadow root gets its own observer (added children only: the names it
+sets do not wake it again) and the names are set for the roots that changed, in the
+observer's callback (and the figures once per frame). Only added nodes that are or
+hold a shadow root or something named here count: a slider step rewrites its title
+and a few text blocks, and visiting those roots and every figure for it cost each key
+press several ms of main thread (docs/performance.md, "Close to the floor"). A
+figure's title lives on its canvas, so a change of a ``Title`` model in the page's
+Bokeh document renames the figures too.
 """
 
 from __future__ import annotations
@@ -119,13 +122,26 @@ class AccessibleNames(JSComponent):
         visit(root);
         if (!frame) frame = requestAnimationFrame(flush);
       };
+      // A slider step rewrites its title (text and a value span), a text block's markup, a
+      // description: nothing there needs a name, and visiting every changed root and every figure
+      // for it cost a key press several ms of main thread. Only added nodes that are, or hold, a
+      // shadow root or something named here wake the page.
+      const named = ".noUi-handle, button, .bk-btn-group, canvas, .pe-group-label";
+      const wakes = (node) => node.nodeType === 1 && (node.shadowRoot != null || node.matches(named)
+        || node.querySelector(named) != null || [...node.querySelectorAll("*")].some((el) => el.shadowRoot));
+      const changed = (records) => records.some((r) => [...r.addedNodes].some(wakes));
       function watch(root) {
         if (seen.has(root)) return;
         seen.add(root);
-        const options = { childList: true, characterData: true, subtree: true };
-        new MutationObserver(() => now(root)).observe(root, options);
+        const options = { childList: true, subtree: true };
+        new MutationObserver((records) => { if (changed(records)) now(root); }).observe(root, options);
         now(root);
       }
+      // A figure's title is drawn on its canvas: its change mutates no DOM, so it is watched in the document.
+      const doc = window.Bokeh?.documents?.[0];
+      doc?.on_change?.((event) => {
+        if (event.model?.type === "Title" && !frame) frame = requestAnimationFrame(flush);
+      });
       watch(document);
       return document.createElement("span");
     }
