@@ -29,6 +29,7 @@ comes near the screen (components/prose.py).
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import logging
 import os
@@ -37,12 +38,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import brotli
-import gzip
+import panel as pn
 from bokeh.util.paths import bokehjs_path
 from tornado import httputil
 from tornado.web import OutputTransform
-
-import panel as pn
 
 from components.theme import STATIC_DIR
 

@@ -24,7 +24,7 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
-from app.extras import page_extras
+from app.extras import page_extras, page_tools
 from app.lesson import BEYOND
 from app.lesson import LESSON as LESSON_ONLY
 from app.lesson import SECTIONS as LESSON
@@ -105,8 +105,8 @@ def language_link(state: ExplorerState) -> LanguageLink:
                         stylesheets=[STYLESHEET])
 
 
-def header(state: ExplorerState, link: tuple[str, str] | None = None) -> pn.viewable.Viewable:
-    """The page's title, its language link and, when given, a link ``(label key, path)`` to the other page."""
+def header(state: ExplorerState, link: tuple[str, str] | None = None, kind: str = "lesson") -> pn.viewable.Viewable:
+    """The page's title, its tools, its language link and, when given, a link ``(label key, path)`` elsewhere."""
     lang = state.lang
     title = html_pane(f'<h1 class="pe-title">{html.escape(text(lang, "page_title"))}</h1>'
                       f'<p class="pe-subtitle">{html.escape(text(lang, "page_subtitle"))}</p>',
@@ -115,6 +115,7 @@ def header(state: ExplorerState, link: tuple[str, str] | None = None) -> pn.view
     if link is not None:
         parts.append(StateLinks([[text(lang, link[0]), link[1], ""]], name="page_link", width=300,
                                 sizing_mode="fixed", margin=(25, 10)))
+    parts += page_tools(state, kind)
     parts.append(language_link(state))
     return pn.Row(*parts, sizing_mode="stretch_width", css_classes=["pe-header"])
 
@@ -252,7 +253,7 @@ def explore_page() -> pn.viewable.Viewable:
             later[len(views)] = name
             views.append(pn.Spacer(height=PLACEHOLDER_HEIGHT[name], sizing_mode="stretch_width"))
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
-    parts = [header(state, ("explore_lesson", "/")), notice_alert(state.lang, notices),
+    parts = [header(state, ("explore_lesson", "/"), kind="explore"), notice_alert(state.lang, notices),
              pn.Row(controls, views, sizing_mode="stretch_width"),
              AddressBar(state, title=text(state.lang, "page_title")), anchor, *page_extras(state, "explore")]
     page = pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
@@ -337,7 +338,9 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
 
     def page() -> pn.viewable.Viewable:
         state, notices = session_state()
-        parts = [notice_alert(state.lang, notices), section_heading(state, slug), LESSON[slug](state),
+        tools = page_tools(state, "section")
+        parts = [pn.Row(*tools, align="end") if tools else None, notice_alert(state.lang, notices),
+                 section_heading(state, slug), LESSON[slug](state),
                  section_pager(state, slug, alone=True),
                  AddressBar(state, title=f"{section_title(slug, state.lang)} · {text(state.lang, 'page_title')}"),
                  *page_extras(state, "section")]
@@ -354,7 +357,14 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
     def page() -> pn.viewable.Viewable:
         state, notices = session_state()
         spec = VIEWS[name]
-        parts = [notice_alert(state.lang, notices), Controls(state, spec.controls, columns=3), spec.view(state),
+        view = spec.view(state)
+        # controls= (an embed's choice): only the sliders it names; the clocks' player only with "play".
+        shown = [p for p in spec.controls if state.shows(p)]
+        if hasattr(view, "player"):
+            view.player.visible = state.shows("play")
+        tools = page_tools(state, "view", (*spec.controls, *(("play",) if hasattr(view, "player") else ())))
+        parts = [pn.Row(*tools, align="end") if tools else None, notice_alert(state.lang, notices),
+                 Controls(state, shown, columns=3) if shown else None, view,
                  AddressBar(state, title=text(state.lang, "page_title")), *page_extras(state, "view")]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                          stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])
