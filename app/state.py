@@ -312,7 +312,7 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
     if "controls" in args:
         values["controls"], bad = clean_controls(args["controls"])
         if bad:
-            note("controls", args["controls"], values["controls"] or "all", "controls")
+            note("controls", args["controls"], values["controls"], "controls")
 
     choice("lang", LANGUAGES, fallback=default_lang)
     return values, notices

@@ -744,7 +744,7 @@ ES.update({
     "export_terms": "S(k) pareja a pareja",
     "export_gram": "matriz de Gram",
     "export_norms": "longitud de cada fila",
-    "notice_controls": "«controls={given}» no es válido; se usa «{used}».",
+    "notice_controls": "controls = «{given}» nombra controles que esta página no tiene; se dejan fuera.",
 })
 EN.update({
     "embed_button": "Embed",
@@ -771,7 +771,7 @@ EN.update({
     "export_terms": "S(k) pair by pair",
     "export_gram": "Gram matrix",
     "export_norms": "length of every row",
-    "notice_controls": "“controls={given}” is not valid; using “{used}”.",
+    "notice_controls": "controls = “{given}” names controls this page does not have; they are left out.",
 })
 
 TABLES: dict[str, dict[str, str]] = {"es": ES, "en": EN}
