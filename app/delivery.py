@@ -19,8 +19,10 @@ without a proxy in front:
 * ``install()`` wraps the list of scripts of Panel's pages and autoload scripts: the ``bokeh-gl``
   and ``bokeh-mathjax`` bundles are not listed (``UNUSED_BUNDLES``), and ``bokeh-tables``
   (no page shows a table, but Panel's bundle requires its module when it loads) is replaced by a
-  40-line stand-in (static/bokeh-tables-stub.js). This replaces a module attribute of
-  ``panel.io.server`` (tests/test_delivery.py guards it, like app/fastsync.py's).
+  40-line stand-in (static/bokeh-tables-stub.js); in an autoload script (``server_document``) the
+  relative URLs Panel leaves there are made absolute, and its models' stylesheets point at this
+  server instead of cdn.holoviz.org. This replaces two module attributes of ``panel.io.server``
+  (``bundle_resources``, ``autoload_js_script``; tests/test_delivery.py guards them).
 
 KaTeX (``static/katex``) is fetched by the prose component only when a passage with a formula
 comes near the screen (components/prose.py).
@@ -39,6 +41,7 @@ from pathlib import Path
 
 import brotli
 import panel as pn
+from bokeh.embed.bundle import URL
 from bokeh.util.paths import bokehjs_path
 from tornado import httputil
 from tornado.web import OutputTransform
@@ -260,15 +263,37 @@ def _lighter(bundle):
     stub = f"assets/{TABLES_STUB.name}?v={hashlib.sha256(TABLES_STUB.read_bytes()).hexdigest()[:16]}"
     files = []
     for url in bundle.js_files:
-        text = str(url)
+        # Items are str or bokeh.embed.bundle.URL (autoload.js reads .url): keep each one's type.
+        text = url.url if isinstance(url, URL) else str(url)
         name = text.split("?")[0].rsplit("/", 1)[-1]
         if any(name in (f"{bundle_name}.js", f"{bundle_name}.min.js") for bundle_name in UNUSED_BUNDLES):
             continue
         if name in ("bokeh-tables.js", "bokeh-tables.min.js"):
             text = text[: text.index("static/js/")] + stub
-        files.append(text)
-    bundle.js_files = files
+            url = URL(text) if isinstance(url, URL) else text
+        files.append(url)
+    bundle.js_files = _absolute(files)
+    for attribute in ("js_modules", "css_files"):
+        if isinstance(getattr(bundle, attribute, None), list):
+            setattr(bundle, attribute, _absolute(getattr(bundle, attribute)))
     return bundle
+
+
+def _absolute(urls: list) -> list:
+    """In an autoload script (absolute URLs: the page is another site's), Panel leaves es-module-shims'
+    URL relative (``static/extensions/...``), so the course page's server was asked for it; give
+    relative ``static/`` URLs the root of the absolute ones. A page of the app itself is unchanged."""
+    texts = [u.url if isinstance(u, URL) else str(u) for u in urls]
+    root = next((t[: t.index("static/")] for t in texts if "://" in t and "static/" in t), None)
+    if root is None:
+        return urls
+    out = []
+    for url, text in zip(urls, texts, strict=True):
+        bare = text.lstrip("./")  # "static/…", "./static/…" or "../static/…" (Panel's rel_path)
+        if "://" not in text and bare.startswith("static/"):
+            url = URL(root + bare) if isinstance(url, URL) else root + bare
+        out.append(url)
+    return out
 
 
 _installed = False
@@ -284,6 +309,7 @@ def install() -> None:
     if _installed:
         return
     from panel.io import server as panel_server
+    from panel.io.resources import LOCAL_DIST, patch_model_css
 
     original = panel_server.bundle_resources
 
@@ -292,6 +318,24 @@ def install() -> None:
         return _lighter(original(*args, **kwargs))
 
     panel_server.bundle_resources = light_bundle
+
+    # A view drawn into another site's page (bokeh.embed.server_document -> autoload.js): Panel
+    # gives its models' stylesheets, and those of models added later, cdn.holoviz.org addresses
+    # (it sets the document's local dist_url only when it renders a page of its own). Point them at
+    # this server instead, as the page renderer does.
+    autoload = panel_server.autoload_js_script
+
+    @functools.wraps(autoload)
+    def local_autoload(doc, resources, *args, **kwargs):
+        root = str(getattr(resources, "root_url", "") or "")
+        if "://" in root:
+            dist_url = root.rstrip("/") + "/" + LOCAL_DIST
+            doc._template_variables["dist_url"] = dist_url
+            for model in doc.roots:
+                patch_model_css(model, dist_url=dist_url)
+        return autoload(doc, resources, *args, **kwargs)
+
+    panel_server.autoload_js_script = local_autoload
     _installed = True
     precompress()
 

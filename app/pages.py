@@ -351,6 +351,17 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
     return page
 
 
+def script_embedded() -> bool:
+    """Whether this session draws into another site's page (``bokeh.embed.server_document``'s autoload.js).
+
+    Such a page is the course site's own: its address, title and language are not the view's to set.
+    """
+    try:
+        return pn.state.curdoc.session_context.request.path.endswith("/autoload.js")
+    except AttributeError:
+        return False
+
+
 def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
     """A page factory for one view alone, with its controls above it (for iframes)."""
 
@@ -365,7 +376,8 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
         tools = page_tools(state, "view", (*spec.controls, *(("play",) if hasattr(view, "player") else ())))
         parts = [pn.Row(*tools, align="end") if tools else None, notice_alert(state.lang, notices),
                  Controls(state, shown, columns=3) if shown else None, view,
-                 AddressBar(state, title=text(state.lang, "page_title")), *page_extras(state, "view")]
+                 None if script_embedded() else AddressBar(state, title=text(state.lang, "page_title")),
+                 *page_extras(state, "view")]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                          stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])
 

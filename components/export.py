@@ -96,7 +96,12 @@ def _route() -> str:
 
 
 def export_links(state: ExplorerState, kind: str) -> ExportLinks | None:
-    """The page's downloads: the datasets of its route (``app.data_routes.PAGE_DATASETS``)."""
+    """The page's downloads: the datasets of its route (``app.data_routes.PAGE_DATASETS``).
+
+    None in an embed that chose its controls (``controls=``): the course page shows what its author picked.
+    """
+    if state.controls:
+        return None
     route = _route() if kind != "lesson" else ""
     names = PAGE_DATASETS.get(route, PAGE_DATASETS["explore"] if kind == "explore" else ())
     if not names:
