@@ -38,8 +38,8 @@ class EmbedDialog(JSComponent):
     The code is made in the browser when the dialog opens (and as the author changes its choices):
     the address's route and query (which already hold every value and the language), ``controls=``
     from the checkboxes (all ticked: no ``controls``, the page as it is; none: ``controls=none``),
-    and the size. A native modal dialog keeps the focus inside and closes on Escape; focus goes back
-    to the button when it closes.
+    and the size. A native modal dialog (the page behind it inert, Escape closes it), with Tab going
+    round inside it; the focus goes back to the button when it closes.
     """
 
     labels = param.Dict(default={}, doc="The dialog's strings, by key.")
@@ -135,6 +135,17 @@ class EmbedDialog(JSComponent):
         status.textContent = L.copied;
       });
       close.addEventListener("click", () => dialog.close());
+      // A modal dialog makes the page behind it inert, but Tab past its last control would leave for
+      // the browser's own toolbar: keep the focus going round inside the dialog.
+      dialog.addEventListener("keydown", (event) => {
+        if (event.key !== "Tab") return;
+        const stops = [...dialog.querySelectorAll("input, textarea, button")].filter((el) => !el.disabled);
+        const here = dialog.getRootNode().activeElement;
+        const first = stops[0], last = stops[stops.length - 1];
+        const outside = !dialog.contains(here);
+        const to = event.shiftKey ? (here === first || outside) && last : (here === last || outside) && first;
+        if (to) { event.preventDefault(); to.focus(); }
+      });
       dialog.addEventListener("close", () => open.focus());
       wrap.append(open, dialog);
       return wrap;

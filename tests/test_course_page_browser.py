@@ -28,7 +28,7 @@ class _CoursePage(http.server.BaseHTTPRequestHandler):
         self.app_url = app_url
         super().__init__(*args, **kwargs)
 
-    def do_GET(self):  # noqa: N802 (http.server's name)
+    def do_GET(self):  # http.server calls it by this name
         if self.path == "/favicon.ico":  # the course site's own business; not part of the example
             self.send_response(204)
             self.end_headers()
