@@ -25,11 +25,12 @@ import param
 from panel.custom import JSComponent
 
 from app.extras import page_extras, page_tools
+from app.fastsync import FastPlayer
 from app.lesson import BEYOND
 from app.lesson import LESSON as LESSON_ONLY
 from app.lesson import SECTIONS as LESSON
 from app.prose import section_prose
-from app.state import LANGUAGES, ExplorerState, Notice, parse_query
+from app.state import LANGUAGES, LESSON_PARAMETERS, VIEW_PARAMETERS, ExplorerState, Notice, parse_query
 from app.strings import text
 from components.address import AddressBar, LanguageLink
 from components.checks import LiveChecks
@@ -105,7 +106,8 @@ def language_link(state: ExplorerState) -> LanguageLink:
                         stylesheets=[STYLESHEET])
 
 
-def header(state: ExplorerState, link: tuple[str, str] | None = None, kind: str = "lesson") -> pn.viewable.Viewable:
+def header(state: ExplorerState, link: tuple[str, str] | None = None, kind: str = "lesson",
+           controls: tuple[str, ...] = ()) -> pn.viewable.Viewable:
     """The page's title, its tools, its language link and, when given, a link ``(label key, path)`` elsewhere."""
     lang = state.lang
     title = html_pane(f'<h1 class="pe-title">{html.escape(text(lang, "page_title"))}</h1>'
@@ -115,7 +117,7 @@ def header(state: ExplorerState, link: tuple[str, str] | None = None, kind: str 
     if link is not None:
         parts.append(StateLinks([[text(lang, link[0]), link[1], ""]], name="page_link", width=300,
                                 sizing_mode="fixed", margin=(25, 10)))
-    parts += page_tools(state, kind)
+    parts += page_tools(state, kind, controls)
     parts.append(language_link(state))
     return pn.Row(*parts, sizing_mode="stretch_width", css_classes=["pe-header"])
 
@@ -223,10 +225,24 @@ class LaterViews:
             return
         objects = list(self.layout.objects)
         for index, name in self.places.items():
-            objects[index] = VIEWS[name].view(self.state)
+            objects[index] = hide_players(VIEWS[name].view(self.state), self.state)
         self.places = {}
         self.layout.objects = objects
         self.anchor.complete = True
+
+
+def players(part: pn.viewable.Viewable):
+    """The play controls (``FastPlayer``) inside ``part``: the clocks' player."""
+    layout = part.__panel__() if isinstance(part, pn.viewable.Viewer) else part
+    return layout.select(FastPlayer) if hasattr(layout, "select") else []
+
+
+def hide_players(part: pn.viewable.Viewable, state: ExplorerState) -> pn.viewable.Viewable:
+    """``part``, its play controls hidden unless the page shows ``play`` (``controls=`` of an embed)."""
+    if not state.shows("play"):
+        for player in players(part):
+            player.visible = False
+    return part
 
 
 def explore_page() -> pn.viewable.Viewable:
@@ -236,9 +252,10 @@ def explore_page() -> pn.viewable.Viewable:
     right after the browser has drawn it (see ``LaterViews``).
     """
     state, notices = session_state()
+    shown = [name for name in ALL_CONTROLS if state.shows(name)]  # controls= of an embed
     controls = pn.Column(
         html_pane(f'<h2 class="pe-section">{html.escape(text(state.lang, "controls"))}</h2>'),
-        Controls(state, ALL_CONTROLS),
+        Controls(state, shown),
         width=340, css_classes=["pe-sidebar"], name="controls", stylesheets=[SIDEBAR_CSS],
     )
     # Headings and views side by side in one column (not a column per section): one layout
@@ -253,8 +270,9 @@ def explore_page() -> pn.viewable.Viewable:
             later[len(views)] = name
             views.append(pn.Spacer(height=PLACEHOLDER_HEIGHT[name], sizing_mode="stretch_width"))
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
-    parts = [header(state, ("explore_lesson", "/"), kind="explore"), notice_alert(state.lang, notices),
-             pn.Row(controls, views, sizing_mode="stretch_width"),
+    parts = [header(state, ("explore_lesson", "/"), kind="explore", controls=(*VIEW_PARAMETERS, "play")),
+             notice_alert(state.lang, notices),
+             pn.Row(controls, views, sizing_mode="stretch_width") if shown else views,
              AddressBar(state, title=text(state.lang, "page_title")), anchor, *page_extras(state, "explore")]
     page = pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                      stylesheets=[STYLESHEET], css_classes=["pe-page"])
@@ -319,14 +337,17 @@ def lesson_page() -> pn.viewable.Viewable:
     state, notices = session_state()
     lang = state.lang
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor", complete=True)
-    body: list = [header(state, ("lesson_explore", "/explore")), notice_alert(lang, notices),
+    choices = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, "play")
+    body: list = [header(state, ("lesson_explore", "/explore"), controls=choices),
+                  notice_alert(lang, notices),
                   table_of_contents(state)]
     for index, (slug, section) in enumerate(LESSON.items()):
         body.append(section_heading(state, slug))
         if index < FIRST_SECTIONS:
-            body.append(section(state))
+            body.append(hide_players(section(state), state))
         else:
-            body.append(LazyPart(lambda section=section: section(state), SECTION_PLACEHOLDER_HEIGHT, slug))
+            body.append(LazyPart(lambda section=section: hide_players(section(state), state),
+                                 SECTION_PLACEHOLDER_HEIGHT, slug))
         body.append(section_pager(state, slug, alone=False))
     body += [AddressBar(state, title=text(lang, "page_title")), anchor, *page_extras(state, "lesson")]
     return pn.Column(*(part for part in body if part is not None), sizing_mode="stretch_width",
@@ -338,9 +359,11 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
 
     def page() -> pn.viewable.Viewable:
         state, notices = session_state()
-        tools = page_tools(state, "section")
+        section = hide_players(LESSON[slug](state), state)
+        plays = ("play",) if any(True for _ in players(section)) else ()
+        tools = page_tools(state, "section", (*LESSON[slug].controls, *plays))
         parts = [pn.Row(*tools, align="end") if tools else None, notice_alert(state.lang, notices),
-                 section_heading(state, slug), LESSON[slug](state),
+                 section_heading(state, slug), section,
                  section_pager(state, slug, alone=True),
                  AddressBar(state, title=f"{section_title(slug, state.lang)} · {text(state.lang, 'page_title')}"),
                  *page_extras(state, "section")]
@@ -371,9 +394,9 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
         view = spec.view(state)
         # controls= (an embed's choice): only the sliders it names; the clocks' player only with "play".
         shown = [p for p in spec.controls if state.shows(p)]
-        if hasattr(view, "player"):
-            view.player.visible = state.shows("play")
-        tools = page_tools(state, "view", (*spec.controls, *(("play",) if hasattr(view, "player") else ())))
+        hide_players(view, state)
+        plays = ("play",) if any(True for _ in players(view)) else ()
+        tools = page_tools(state, "view", (*spec.controls, *plays))
         parts = [pn.Row(*tools, align="end") if tools else None, notice_alert(state.lang, notices),
                  Controls(state, shown, columns=3) if shown else None, view,
                  None if script_embedded() else AddressBar(state, title=text(state.lang, "page_title")),

@@ -64,3 +64,21 @@ def test_controls_play_shows_the_player_only(page, app_url):
     ready(page)
     expect(page.locator(".pn-player, .bk-Player, [class*=player]").first).to_be_visible(timeout=20_000)
     expect(page.get_by_role("slider", name=re.compile("offset k"))).to_have_count(0)
+
+
+@pytest.mark.parametrize(("route", "query", "sliders"), [
+    ("/explore", "controls=k", ["offset k"]),
+    ("/hands", "controls=pos,k", ["position pos", "offset k"]),
+    ("/explore", "controls=none", []),
+])
+def test_controls_apply_to_explore_and_the_sections(page, app_url, route, query, sliders, console_errors):
+    page.goto(f"{app_url}{route}?lang=en&{query}")
+    ready(page)
+    # Once the clocks (and on /explore the later views) are there: exactly the named sliders, no player.
+    wait_until(lambda: page.evaluate("() => !!Bokeh.documents[0].get_model_by_name('clock_row_plot')"),
+               timeout=30, message="the clocks arrived")
+    handles = page.get_by_role("slider")
+    expect(handles).to_have_count(len(sliders))
+    assert sorted(h.get_attribute("aria-label") or "" for h in handles.all()) == sorted(sliders)
+    expect(page.get_by_role("button", name="Play")).to_have_count(0)
+    assert console_errors == []
