@@ -48,3 +48,22 @@ def test_png_button_gives_the_figure(page, app_url, console_errors):
                         " return [v.bbox.width, v.bbox.height]; }")
     assert (width, height) == (round(box[0]), round(box[1]))  # the figure at the screen's pixel density (1 here)
     assert console_errors == []
+
+
+def test_png_is_twice_the_size_on_a_hidpi_screen(browser, app_url):
+    context = browser.new_context(device_scale_factor=2, viewport={"width": 1280, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/distance?lang=en")
+        page.wait_for_function("() => window.Bokeh && Bokeh.index && "
+                               "Bokeh.index.query_one((v) => v.model.name === 'distance_plot')", timeout=60_000)
+        page.locator("details.pe-export summary").click()
+        with page.expect_download() as info:
+            page.get_by_role("button", name="distance_plot.png").click()
+        data = open(info.value.path(), "rb").read()
+        width, height = struct.unpack(">II", data[16:24])
+        box = page.evaluate("() => { const v = Bokeh.index.query_one((v) => v.model.name === 'distance_plot');"
+                            " return [v.bbox.width, v.bbox.height]; }")
+        assert (width, height) == (round(2 * box[0]), round(2 * box[1]))
+    finally:
+        context.close()
