@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ def test_csv_link_downloads_what_the_page_shows_now(page, app_url, console_error
         page.get_by_role("link", name="S(k)").click()
     download = info.value
     assert download.suggested_filename == "scores_d18_T10_base10000.csv"
-    rows = [line.split(",") for line in open(download.path(), encoding="utf-8").read().splitlines()]
+    rows = [line.split(",") for line in Path(download.path()).read_text(encoding="utf-8").splitlines()]
     assert rows[0] == ["k", "score"]
     table = np.array(rows[1:], dtype=float)
     k = np.arange(-9, 10)
@@ -41,7 +42,7 @@ def test_png_button_gives_the_figure(page, app_url, console_errors):
         page.get_by_role("button", name="distance_plot.png").click()
     download = info.value
     assert download.suggested_filename == "distance_plot.png"
-    data = open(download.path(), "rb").read()
+    data = Path(download.path()).read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
     box = page.evaluate("() => { const v = Bokeh.index.query_one((v) => v.model.name === 'distance_plot');"
@@ -60,7 +61,7 @@ def test_png_is_twice_the_size_on_a_hidpi_screen(browser, app_url):
         page.locator("details.pe-export summary").click()
         with page.expect_download() as info:
             page.get_by_role("button", name="distance_plot.png").click()
-        data = open(info.value.path(), "rb").read()
+        data = Path(info.value.path()).read_bytes()
         width, height = struct.unpack(">II", data[16:24])
         box = page.evaluate("() => { const v = Bokeh.index.query_one((v) => v.model.name === 'distance_plot');"
                             " return [v.bbox.width, v.bbox.height]; }")
