@@ -51,8 +51,15 @@ def test_unversioned_katex_is_cached_for_a_day(app_url):
     assert "max-age=86400" in headers["Cache-Control"]
 
 
-def test_the_renderer_wrapper_is_in_place():
-    # Guards the Panel internal this relies on: both renderers look bundle_resources up in this module.
+def test_the_renderer_wrappers_are_in_place():
+    # Guards the Panel internals this relies on: the page and autoload renderers look bundle_resources
+    # up in panel.io.server's globals, and the autoload handler looks autoload_js_script up there too.
+    import inspect
+
     from panel.io import server as panel_server
     delivery.install()
     assert panel_server.bundle_resources.__wrapped__ is not None
+    assert panel_server.autoload_js_script.__wrapped__ is not None
+    assert "bundle_resources(" in inspect.getsource(panel_server.server_html_page_for_session)
+    assert "autoload_js_script(" in inspect.getsource(panel_server.AutoloadJsHandler)
+    assert "_template_variables['dist_url']" in inspect.getsource(panel_server.server_html_page_for_session)
