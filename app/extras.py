@@ -15,13 +15,21 @@ import panel as pn
 from app.state import ExplorerState
 from components.a11y import accessible_names
 from components.connection import connection_status
+from components.embed import embed_dialog
+from components.export import export_links
 
 PageExtra = Callable[[ExplorerState, str], pn.viewable.Viewable | None]
 
 PAGE_EXTRAS: list[PageExtra] = [
     connection_status,
     accessible_names,
+    export_links,
 ]
+
+
+def page_tools(state: ExplorerState, kind: str, controls: tuple[str, ...] = ()) -> list[pn.viewable.Viewable]:
+    """The tools in the page's header (the Embed button); ``controls``: what an embed of this page can show."""
+    return [part for part in (embed_dialog(state, kind, controls),) if part is not None]
 
 
 def page_extras(state: ExplorerState, kind: str) -> list[pn.viewable.Viewable]:

@@ -24,12 +24,13 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
-from app.extras import page_extras
+from app.extras import page_extras, page_tools
+from app.fastsync import FastPlayer
 from app.lesson import BEYOND
 from app.lesson import LESSON as LESSON_ONLY
 from app.lesson import SECTIONS as LESSON
 from app.prose import section_prose
-from app.state import LANGUAGES, ExplorerState, Notice, StateMirror, parse_query
+from app.state import LANGUAGES, LESSON_PARAMETERS, VIEW_PARAMETERS, ExplorerState, Notice, StateMirror, parse_query
 from app.strings import text
 from components.address import AddressBar, LanguageLink
 from components.checks import LiveChecks
@@ -105,8 +106,9 @@ def language_link(state: ExplorerState) -> LanguageLink:
                         stylesheets=[STYLESHEET])
 
 
-def header(state: ExplorerState, link: tuple[str, str] | None = None) -> pn.viewable.Viewable:
-    """The page's title, its language link and, when given, a link ``(label key, path)`` to the other page."""
+def header(state: ExplorerState, link: tuple[str, str] | None = None, kind: str = "lesson",
+           controls: tuple[str, ...] = ()) -> pn.viewable.Viewable:
+    """The page's title, its tools, its language link and, when given, a link ``(label key, path)`` elsewhere."""
     lang = state.lang
     title = html_pane(f'<h1 class="pe-title">{html.escape(text(lang, "page_title"))}</h1>'
                       f'<p class="pe-subtitle">{html.escape(text(lang, "page_subtitle"))}</p>',
@@ -115,6 +117,7 @@ def header(state: ExplorerState, link: tuple[str, str] | None = None) -> pn.view
     if link is not None:
         parts.append(StateLinks([[text(lang, link[0]), link[1], ""]], name="page_link", width=300,
                                 sizing_mode="fixed", margin=(25, 10)))
+    parts += page_tools(state, kind, controls)
     parts.append(language_link(state))
     return pn.Row(*parts, sizing_mode="stretch_width", css_classes=["pe-header"])
 
@@ -222,10 +225,24 @@ class LaterViews:
             return
         objects = list(self.layout.objects)
         for index, name in self.places.items():
-            objects[index] = VIEWS[name].view(self.state)
+            objects[index] = hide_players(VIEWS[name].view(self.state), self.state)
         self.places = {}
         self.layout.objects = objects
         self.anchor.complete = True
+
+
+def players(part: pn.viewable.Viewable):
+    """The play controls (``FastPlayer``) inside ``part``: the clocks' player."""
+    layout = part.__panel__() if isinstance(part, pn.viewable.Viewer) else part
+    return layout.select(FastPlayer) if hasattr(layout, "select") else []
+
+
+def hide_players(part: pn.viewable.Viewable, state: ExplorerState) -> pn.viewable.Viewable:
+    """``part``, its play controls hidden unless the page shows ``play`` (``controls=`` of an embed)."""
+    if not state.shows("play"):
+        for player in players(part):
+            player.visible = False
+    return part
 
 
 def explore_page() -> pn.viewable.Viewable:
@@ -235,9 +252,10 @@ def explore_page() -> pn.viewable.Viewable:
     right after the browser has drawn it (see ``LaterViews``).
     """
     state, notices = session_state()
+    shown = [name for name in ALL_CONTROLS if state.shows(name)]  # controls= of an embed
     controls = pn.Column(
         html_pane(f'<h2 class="pe-section">{html.escape(text(state.lang, "controls"))}</h2>'),
-        Controls(state, ALL_CONTROLS),
+        Controls(state, shown),
         width=340, css_classes=["pe-sidebar"], name="controls", stylesheets=[SIDEBAR_CSS],
     )
     # Headings and views side by side in one column (not a column per section): one layout
@@ -252,8 +270,9 @@ def explore_page() -> pn.viewable.Viewable:
             later[len(views)] = name
             views.append(pn.Spacer(height=PLACEHOLDER_HEIGHT[name], sizing_mode="stretch_width"))
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
-    parts = [header(state, ("explore_lesson", "/")), notice_alert(state.lang, notices),
-             pn.Row(controls, views, sizing_mode="stretch_width"),
+    parts = [header(state, ("explore_lesson", "/"), kind="explore", controls=(*VIEW_PARAMETERS, "play")),
+             notice_alert(state.lang, notices),
+             pn.Row(controls, views, sizing_mode="stretch_width") if shown else views,
              AddressBar(state, title=text(state.lang, "page_title")), anchor, *page_extras(state, "explore")]
     page = pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                      stylesheets=[STYLESHEET], css_classes=["pe-page"])
@@ -320,13 +339,15 @@ def lesson_page() -> pn.viewable.Viewable:
     state, notices = session_state()
     lang = state.lang
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor", complete=True)
-    body: list = [header(state, ("lesson_explore", "/explore")), notice_alert(lang, notices),
+    choices = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, "play")
+    body: list = [header(state, ("lesson_explore", "/explore"), controls=choices),
+                  notice_alert(lang, notices),
                   table_of_contents(state)]
     parts: dict[str, LazyPart] = {}
     for index, (slug, section) in enumerate(LESSON.items()):
         body.append(section_heading(state, slug))
         mirror = StateMirror(state)
-        parts[slug] = LazyPart(lambda section=section, mirror=mirror: section(mirror.copy),
+        parts[slug] = LazyPart(lambda section=section, mirror=mirror: hide_players(section(mirror.copy), state),
                                SECTION_PLACEHOLDER_HEIGHT, slug, mirror=mirror)
         if index < FIRST_SECTIONS:
             parts[slug].build_now()
@@ -343,7 +364,11 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
 
     def page() -> pn.viewable.Viewable:
         state, notices = session_state()
-        parts = [notice_alert(state.lang, notices), section_heading(state, slug), LESSON[slug](state),
+        section = hide_players(LESSON[slug](state), state)
+        plays = ("play",) if any(True for _ in players(section)) else ()
+        tools = page_tools(state, "section", (*LESSON[slug].controls, *plays))
+        parts = [pn.Row(*tools, align="end") if tools else None, notice_alert(state.lang, notices),
+                 section_heading(state, slug), section,
                  section_pager(state, slug, alone=True),
                  AddressBar(state, title=f"{section_title(slug, state.lang)} · {text(state.lang, 'page_title')}"),
                  *page_extras(state, "section")]
@@ -354,14 +379,33 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
     return page
 
 
+def script_embedded() -> bool:
+    """Whether this session draws into another site's page (``bokeh.embed.server_document``'s autoload.js).
+
+    Such a page is the course site's own: its address, title and language are not the view's to set.
+    """
+    try:
+        return pn.state.curdoc.session_context.request.path.endswith("/autoload.js")
+    except AttributeError:
+        return False
+
+
 def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
     """A page factory for one view alone, with its controls above it (for iframes)."""
 
     def page() -> pn.viewable.Viewable:
         state, notices = session_state()
         spec = VIEWS[name]
-        parts = [notice_alert(state.lang, notices), Controls(state, spec.controls, columns=3), spec.view(state),
-                 AddressBar(state, title=text(state.lang, "page_title")), *page_extras(state, "view")]
+        view = spec.view(state)
+        # controls= (an embed's choice): only the sliders it names; the clocks' player only with "play".
+        shown = [p for p in spec.controls if state.shows(p)]
+        hide_players(view, state)
+        plays = ("play",) if any(True for _ in players(view)) else ()
+        tools = page_tools(state, "view", (*spec.controls, *plays))
+        parts = [pn.Row(*tools, align="end") if tools else None, notice_alert(state.lang, notices),
+                 Controls(state, shown, columns=3) if shown else None, view,
+                 None if script_embedded() else AddressBar(state, title=text(state.lang, "page_title")),
+                 *page_extras(state, "view")]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                          stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])
 

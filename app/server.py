@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import panel as pn
 
-from app import fastsync
+from app import data_routes, delivery, fastsync
 from app.pages import routes
 from components.theme import STATIC_DIR
 
@@ -76,6 +76,11 @@ def serve(port: int = DEFAULT_PORT, address: str | None = None,
     pn.config.exception_handler = _log_callback_failure
     _log_to_stderr()
     fastsync.install()  # TCP_NODELAY and the message guard on the websocket; must precede pn.serve
+    # --- light first load and data downloads (app/delivery.py, app/data_routes.py) ---
+    delivery.install()
+    kwargs = {**delivery.server_options(), **kwargs}
+    kwargs["extra_patterns"] = [*kwargs.get("extra_patterns", []), *data_routes.patterns()]
+    # --- end ---
     return pn.serve(
         routes(), port=port, address=address, websocket_origin=list(allow_websocket_origin or []) or None,
         threaded=threaded, show=show, liveness=True,

@@ -59,7 +59,10 @@ MAX_WORD_LENGTH = 24
 VIEW_PARAMETERS = ("d_model", "T", "base", "pair", "pos", "k")
 LESSON_PARAMETERS = ("pairs_from", "pairs_to", "heads", "reserve", "sentence", "mistake")
 #: How the page is shown (not what it shows).
-PAGE_PARAMETERS: tuple[str, ...] = ()
+PAGE_PARAMETERS: tuple[str, ...] = ("controls",)
+#: What ``controls=`` may list (an embedded page shows those controls only): the sliders and option
+#: groups, and ``play`` (the clocks' player); ``none`` alone shows no control. In this order.
+CONTROL_NAMES: tuple[str, ...] = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, "play")
 #: Following a teacher's room.
 ROOM_PARAMETERS: tuple[str, ...] = ()
 URL_PARAMETERS = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, *PAGE_PARAMETERS, *ROOM_PARAMETERS, "lang")
@@ -96,6 +99,8 @@ class ExplorerState(param.Parameterized):
     mistake = param.Selector(default="none", objects=list(MISTAKES), doc=(
         "A published bug applied to the table the views draw (app.core.mistake_columns); 'none' is the encoding."))
     lang = param.Selector(default="es", objects=list(LANGUAGES), doc="Language of the interface.")
+    controls = param.String(default="", doc=(
+        "Which controls the page shows, comma separated (CONTROL_NAMES, or 'none'); empty: all of them."))
 
     lesson_preset = param.Action(lambda self: self.apply_preset("lesson"))
     paper_preset = param.Action(lambda self: self.apply_preset("paper"))
@@ -166,8 +171,13 @@ class ExplorerState(param.Parameterized):
         return self.pos + self.k
 
     def query(self) -> dict[str, str]:
-        """The query-string form of the state (inverse of ``parse_query``); no ``sentence`` while it is the lesson's."""
-        return {name: str(getattr(self, name)) for name in URL_PARAMETERS if name != "sentence" or self.sentence}
+        """The query-string form of the state (inverse of ``parse_query``); no ``sentence``/``controls`` while empty."""
+        return {name: str(getattr(self, name)) for name in URL_PARAMETERS
+                if name not in ("sentence", "controls") or getattr(self, name)}
+
+    def shows(self, control: str) -> bool:
+        """Whether the page shows ``control`` (a name of ``CONTROL_NAMES``) under ``controls=``."""
+        return not self.controls or control in self.controls.split(",")
 
     def words(self) -> list[str]:
         """The words of ``sentence``, or ``[]`` when it is the lesson's default."""
@@ -299,8 +309,28 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
         if values["sentence"] != " ".join(args["sentence"].split()):
             note("sentence", args["sentence"], values["sentence"], "sentence_cut")
 
+    if "controls" in args:
+        values["controls"], bad = clean_controls(args["controls"])
+        if bad:
+            note("controls", args["controls"], values["controls"], "controls")
+
     choice("lang", LANGUAGES, fallback=default_lang)
     return values, notices
+
+
+def clean_controls(given: str) -> tuple[str, bool]:
+    """``controls=`` as its canonical text (names of ``CONTROL_NAMES`` in that order, or ``none``; ``""``: all),
+    and whether something had to be dropped (an unknown name, ``none`` next to names). Order, case and
+    spaces are free: ``k,pos`` and ``POS, k`` both give ``pos,k``."""
+    by_lower = {name.lower(): name for name in CONTROL_NAMES}
+    tokens = [token.strip() for token in str(given).split(",") if token.strip()]
+    known = {by_lower[t.lower()] for t in tokens if t.lower() in by_lower}
+    wants_none = any(t.lower() == "none" for t in tokens)
+    unknown = [t for t in tokens if t.lower() not in by_lower and t.lower() != "none"]
+    if wants_none and not known:
+        return "none", bool(unknown)
+    used = ",".join(name for name in CONTROL_NAMES if name in known)
+    return used, bool(unknown) or wants_none
 
 
 def _to_float(text: str) -> float | None:

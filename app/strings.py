@@ -718,6 +718,62 @@ EN: dict[str, str] = {
                       "pos + k = {target} is {distance}, the same along its whole diagonal."),
 }
 
+# --- Embedding and downloads (components/embed.py, components/export.py) ---
+ES.update({
+    "embed_button": "Insertar",
+    "embed_title": "Insertar esta vista en otra página",
+    "embed_intro": "Copia este código en tu página: muestra exactamente lo que ves ahora (ruta, valores, idioma).",
+    "embed_code": "Código para insertar",
+    "embed_copy": "Copiar",
+    "embed_copied": "Copiado",
+    "embed_close": "Cerrar",
+    "embed_controls": "Controles visibles en la vista insertada",
+    "embed_play": "botones de reproducir",
+    "embed_width": "ancho (px)",
+    "embed_height": "alto (px)",
+    "export_label": "Descargar datos (CSV) e imágenes (PNG)",
+    "export_png": "Figuras como PNG:",
+    "export_encoding": "tabla PE completa",
+    "export_wavelengths": "longitudes de onda",
+    "export_clocks": "relojes en pos y pos + k",
+    "export_scores": "S(k)",
+    "export_rotation": "matriz M_k",
+    "export_fingerprint": "distancias de la huella",
+    "export_qk_terms": "términos de qᵀk",
+    "export_sum": "suma y concatenación",
+    "export_terms": "S(k) pareja a pareja",
+    "export_gram": "matriz de Gram",
+    "export_norms": "longitud de cada fila",
+    "notice_controls": "controls = «{given}» nombra controles que esta página no tiene; se dejan fuera.",
+})
+EN.update({
+    "embed_button": "Embed",
+    "embed_title": "Embed this view in another page",
+    "embed_intro": "Paste this code into your page: it shows exactly what you see now (route, values, language).",
+    "embed_code": "Code to embed",
+    "embed_copy": "Copy",
+    "embed_copied": "Copied",
+    "embed_close": "Close",
+    "embed_controls": "Controls shown in the embedded view",
+    "embed_play": "play buttons",
+    "embed_width": "width (px)",
+    "embed_height": "height (px)",
+    "export_label": "Download data (CSV) and images (PNG)",
+    "export_png": "Figures as PNG:",
+    "export_encoding": "whole PE table",
+    "export_wavelengths": "wavelengths",
+    "export_clocks": "clocks at pos and pos + k",
+    "export_scores": "S(k)",
+    "export_rotation": "matrix M_k",
+    "export_fingerprint": "fingerprint distances",
+    "export_qk_terms": "terms of qᵀk",
+    "export_sum": "sum and concatenation",
+    "export_terms": "S(k) pair by pair",
+    "export_gram": "Gram matrix",
+    "export_norms": "length of every row",
+    "notice_controls": "controls = “{given}” names controls this page does not have; they are left out.",
+})
+
 TABLES: dict[str, dict[str, str]] = {"es": ES, "en": EN}
 
 

@@ -22,6 +22,8 @@ Parts (each measures both apps in the same run; ratios are naive / app):
 * ``floor``   - k, pos and pair in Chromium: the app's ``/explore`` and ``/`` beside a plain
   Bokeh server app (bench/floor_app.py) and the naive baseline, pages alternating; key ->
   first and last source changed, and the next rendered frame (bench/floor.py).
+* ``weight``  - bytes over HTTP of a first and a second visit of ``/`` and ``/explore``
+  (bench/weight.py; the app only).
 
 Results: bench/results/<time>.json (git-ignored) and the tables between the markers in
 docs/performance.md. Servers are started as subprocesses on free loopback ports.
@@ -899,6 +901,10 @@ def render(results: dict[str, Any]) -> str:
         from bench.floor import render_floor
 
         lines += render_floor(results["floor"], fmt)
+    if "weight" in results:
+        from bench.weight import render_weight
+
+        lines += render_weight(results["weight"], fmt)
     return "\n".join(lines) + "\n"
 
 
@@ -923,9 +929,16 @@ def part_floor(quick: bool) -> dict[str, Any]:
     return run(quick)
 
 
+def part_weight(quick: bool) -> dict[str, Any]:
+    from bench.weight import part_weight as run
+
+    return run(quick)
+
+
 PARTS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "server": part_server, "wire": part_wire, "browser": part_browser, "clients": part_clients,
     "memory": part_memory, "load": part_load, "lesson": part_lesson, "floor": part_floor,
+    "weight": part_weight,
 }
 
 

@@ -72,8 +72,6 @@ class Prose(JSComponent):
     export function render({ model }) {
       const box = document.createElement("div");
       box.className = "pe-prose";
-      const css = document.createElement("link");
-      css.rel = "stylesheet"; css.href = appRoot() + "KATEX_DIR" + "katex.min.css";
       const fill = () => {
         const values = model.values || {};
         for (const el of box.querySelectorAll(".pe-num")) {
@@ -81,7 +79,26 @@ class Prose(JSComponent):
           el.textContent = v === undefined ? "" : String(v);
         }
       };
-      const typeset = () => katexLoaded().then((katex) => {
+      // KaTeX (~140 KB with its fonts) is fetched once a passage with a formula comes near the screen,
+      // not with the page: the first screen of "/" shows none.
+      let near = false;
+      const whenNear = (go) => {
+        if (near || !("IntersectionObserver" in window)) { near = true; return go(); }
+        const seen = new IntersectionObserver((entries) => {
+          if (entries.some((e) => e.isIntersecting)) { seen.disconnect(); near = true; go(); }
+        }, { rootMargin: "100px 0px" });
+        seen.observe(box);
+      };
+      const wrap = document.createElement("div");
+      const typeset = () => {
+        if (!box.querySelector(".math")) { box.dataset.typeset = "1"; return; }
+        whenNear(() => katexLoaded().then((katex) => {
+        if (!wrap.querySelector("link")) {
+          // KaTeX's rules must be inside this shadow root: the document's do not reach it.
+          const css = document.createElement("link");
+          css.rel = "stylesheet"; css.href = appRoot() + "KATEX_DIR" + "katex.min.css";
+          wrap.prepend(css);
+        }
         for (const el of box.querySelectorAll(".math")) {
           if (el.dataset.tex !== undefined) continue;
           const tex = el.textContent.trim();
@@ -90,13 +107,13 @@ class Prose(JSComponent):
                                   output: "htmlAndMathml" });
         }
         box.dataset.typeset = "1";
-      });
+      }));
+      };
       const show = () => { box.innerHTML = model.html; delete box.dataset.typeset; fill(); typeset(); };
       show();
       model.on("html", show);
       model.on("values", fill);
-      const wrap = document.createElement("div");
-      wrap.append(css, box);
+      wrap.append(box);
       return wrap;
     }
     """.replace("KATEX_DIR", KATEX_DIR)

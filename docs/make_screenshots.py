@@ -20,6 +20,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from app.lesson import SECTIONS  # noqa: E402
 from app.pages import VIEWS  # noqa: E402
 from app.server import running  # noqa: E402
+from app.strings import text  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.helpers import figure_count, plots_drawn, wait_until  # noqa: E402
 
@@ -31,6 +32,8 @@ def main() -> None:
     parser.add_argument("--routes", nargs="*", default=["/", "explore", *SECTIONS, *VIEWS])
     parser.add_argument("--query", default="", help="extra query string, e.g. d_model=512&T=512")
     parser.add_argument("--full-page", action="store_true", help="capture the whole scrollable page")
+    parser.add_argument("--embed-dialog", action="store_true",
+                        help="open the Embed dialog first; files are named embed-<route>-<lang>-<W>x<H>.png")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -46,6 +49,10 @@ def main() -> None:
                     figures = figure_count(route)
                     wait_until(lambda page=page, n=figures: plots_drawn(page, n), timeout=30)
                     name = (route.strip("/") or "lesson") + f"-{lang}-{width}x{height}.png"
+                    if args.embed_dialog:
+                        page.get_by_role("button", name=text(lang, "embed_button")).click()
+                        page.get_by_role("dialog").wait_for()
+                        name = "embed-" + name
                     page.screenshot(path=str(out / name), full_page=args.full_page)
                     print(out / name)
                     page.close()

@@ -253,3 +253,40 @@ def test_reduced_motion_starts_paused_and_drops_transitions(reduced_motion_page,
       return out;
     }""")
     assert durations and all(d in ("0s", "") for d in durations), set(durations)
+
+
+# --- The Embed dialog, the downloads and embedded pages (components/embed.py, components/export.py) ---
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+@pytest.mark.parametrize("route", ["/clocks", "/explore"])
+def test_axe_with_the_embed_dialog_and_the_downloads_open(page, app_url, route, lang):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}{route}?lang={lang}")
+    settle(page, route)
+    page.locator("details.pe-export summary").click()
+    expect(page.locator("details.pe-export button").first).to_be_visible()
+    opener = page.get_by_role("button", name=text(lang, "embed_button"))
+    opener.click()
+    dialog = page.get_by_role("dialog", name=text(lang, "embed_title"))
+    expect(dialog).to_be_visible()
+    page.add_script_tag(content=AXE)
+    violations = page.evaluate(_RUN_AXE, WCAG_TAGS)
+    assert [v for v in violations if v["id"] not in ACCEPTED] == [], f"{route} ({lang}): {violations}"
+    # Focus stays in the dialog, every stop shows its ring; Escape closes it and gives the focus back.
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        stop = focused(page)
+        assert stop["outline"], stop
+        assert dialog.evaluate("(d) => d.matches(':has(:focus)') || d.contains(d.getRootNode().activeElement)")
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    assert opener.evaluate("(el) => el.getRootNode().activeElement === el")
+
+
+@pytest.mark.parametrize("query", ["controls=pos,k", "controls=none", "controls=play", "controls=nonsense"])
+def test_axe_on_embedded_views(page, app_url, query):
+    page.goto(f"{app_url}/clocks?lang=en&{query}")
+    settle(page, "/clocks")
+    page.add_script_tag(content=AXE)
+    violations = page.evaluate(_RUN_AXE, WCAG_TAGS)
+    assert [v for v in violations if v["id"] not in ACCEPTED] == [], f"{query}: {violations}"

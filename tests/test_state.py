@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from app.state import (
     BASES,
+    CONTROL_NAMES,
     D_MODEL_MAX,
     LANGUAGES,
     PRESETS,
@@ -23,9 +24,11 @@ from app.state import (
 )
 
 PROPERTY = settings(max_examples=60, deadline=None)
-REASONS = {"not_a_number", "rounded", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut"}
+REASONS = {"not_a_number", "rounded", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut",
+           "controls"}
 DEFAULTS = {"d_model": 32, "T": 24, "base": 10_000, "pair": 0, "pos": 0, "k": 3, "pairs_from": 0, "pairs_to": 15,
-            "heads": "random", "reserve": 4, "sentence": "", "mistake": "none", "lang": "es"}
+            "heads": "random", "reserve": 4, "sentence": "", "mistake": "none", "lang": "es",
+            "controls": ""}
 DEPENDENT = ("pair", "pos", "k", "pairs_from", "pairs_to", "reserve")
 
 
@@ -382,6 +385,12 @@ def value_if_taken_as_given(name: str, given: str) -> object:
         return given.strip().lower()
     if name == "sentence":
         return " ".join(given.split())
+    if name == "controls":  # a set of names, written in CONTROL_NAMES order; "none" alone; "" for all
+        tokens = {t.strip().lower() for t in given.split(",") if t.strip()}
+        if tokens == {"none"}:
+            return "none"
+        known = [n for n in CONTROL_NAMES if n.lower() in tokens]
+        return ",".join(known) if len(known) == len(tokens) else None
     try:
         number = float(given)
     except ValueError:
@@ -432,7 +441,8 @@ def valid_states(draw) -> ExplorerState:
 @given(state=valid_states())
 def test_query_round_trip(state):
     query = state.query()
-    assert list(query) == [name for name in URL_PARAMETERS if name != "sentence" or state.sentence]
+    assert list(query) == [name for name in URL_PARAMETERS
+                           if name not in ("sentence", "controls") or getattr(state, name)]
     assert all(isinstance(value, str) for value in query.values())
     values, notices = parse_query(query)
     assert notices == []
@@ -450,3 +460,35 @@ def test_huge_and_tiny_numbers_do_not_crash():
     for text in ("9" * 5000, "1e308", "-1e308", "1e-400", "5e-324", str(math.pi)):
         values, _ = parse_query(dict.fromkeys(URL_PARAMETERS[:-1], text))
         assert_consistent(ExplorerState(**values))
+
+
+# --- controls= (which controls an embedded page shows) ---
+
+@pytest.mark.parametrize(("given", "used"), [
+    ("k,pos", "pos,k"), ("POS, k", "pos,k"), ("pos,k,pos", "pos,k"), ("none", "none"), ("NONE", "none"),
+    ("play", "play"), ("d_model,T,base,play", "d_model,T,base,play"), ("", ""),
+])
+def test_controls_are_read_in_any_order_and_case_without_a_notice(given, used):
+    values, notices = parse_query({"controls": given})
+    assert values["controls"] == used and notices == []
+
+
+@pytest.mark.parametrize(("given", "used", "shown"), [
+    ("k,zz", "k", "k"), ("zz", "", "all"), ("none,k", "k", "k"), ("<script>", "", "all"), ("t", "T", None),
+])
+def test_unknown_controls_are_dropped_with_a_notice(given, used, shown):
+    values, notices = parse_query({"controls": given})
+    assert values["controls"] == used
+    if shown is None:  # "t" is T in another case: no notice
+        assert notices == []
+    else:
+        assert [(n.parameter, n.given, n.used, n.reason) for n in notices] == [("controls", given, used, "controls")]
+
+
+def test_controls_say_what_the_page_shows_and_stay_out_of_the_query_when_empty():
+    state = ExplorerState(controls="pos,k")
+    assert state.shows("k") and state.shows("pos") and not state.shows("T") and not state.shows("play")
+    assert state.query()["controls"] == "pos,k"
+    everything = ExplorerState()
+    assert all(everything.shows(name) for name in ("k", "T", "play")) and "controls" not in everything.query()
+    assert not any(ExplorerState(controls="none").shows(name) for name in ("k", "play"))

@@ -87,8 +87,14 @@ class LessonSection(pn.viewable.Viewer):
         return view
 
     def control_panel(self, parameters: Sequence[str] | None = None, columns: int = 3) -> pn.viewable.Viewable:
-        """Sliders for ``parameters`` (default: the section's ``controls``), next to the figures."""
-        return Controls(self.state, list(parameters or self.controls), columns=columns)
+        """Sliders for ``parameters`` (default: the section's ``controls``), next to the figures.
+
+        Only those an embed's ``controls=`` names (``ExplorerState.shows``); none: an empty column.
+        """
+        shown = [name for name in (parameters or self.controls) if self.state.shows(name)]
+        if not shown:
+            return pn.Column(height=0, margin=0, sizing_mode="stretch_width")
+        return Controls(self.state, shown, columns=columns)
 
     def describe(self) -> str:
         """What the section's main figure shows now, in a sentence in the page's language (its text alternative).
