@@ -61,7 +61,10 @@ LESSON_PARAMETERS = ("pairs_from", "pairs_to", "heads", "reserve", "sentence", "
 #: How the page is shown (not what it shows).
 PAGE_PARAMETERS: tuple[str, ...] = ()
 #: Following a teacher's room.
-ROOM_PARAMETERS: tuple[str, ...] = ()
+ROOM_PARAMETERS: tuple[str, ...] = ("follow",)
+#: A room id: six characters without look-alikes (see app.rooms, which makes them).
+ROOM_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
+ROOM_ID_LENGTH = 6
 URL_PARAMETERS = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, *PAGE_PARAMETERS, *ROOM_PARAMETERS, "lang")
 
 
@@ -96,6 +99,8 @@ class ExplorerState(param.Parameterized):
     mistake = param.Selector(default="none", objects=list(MISTAKES), doc=(
         "A published bug applied to the table the views draw (app.core.mistake_columns); 'none' is the encoding."))
     lang = param.Selector(default="es", objects=list(LANGUAGES), doc="Language of the interface.")
+    follow = param.String(default="", doc=(
+        "The room whose teacher this page follows (app.rooms); empty: none. Never part of what a room sends."))
 
     lesson_preset = param.Action(lambda self: self.apply_preset("lesson"))
     paper_preset = param.Action(lambda self: self.apply_preset("paper"))
@@ -166,8 +171,10 @@ class ExplorerState(param.Parameterized):
         return self.pos + self.k
 
     def query(self) -> dict[str, str]:
-        """The query-string form of the state (inverse of ``parse_query``); no ``sentence`` while it is the lesson's."""
-        return {name: str(getattr(self, name)) for name in URL_PARAMETERS if name != "sentence" or self.sentence}
+        """The query-string form of the state (inverse of ``parse_query``); no ``sentence`` while it is the lesson's,
+        no ``follow`` while the page follows no room."""
+        return {name: str(getattr(self, name)) for name in URL_PARAMETERS
+                if name not in ("sentence", "follow") or getattr(self, name)}
 
     def words(self) -> list[str]:
         """The words of ``sentence``, or ``[]`` when it is the lesson's default."""
@@ -186,7 +193,7 @@ class Notice:
     given: str
     used: str
     reason: str  # "not_a_number" | "rounded" | "out_of_range" | "odd" | "not_allowed" | "off_grid" | "below_from"
-    #              | "sentence_cut"
+    #              | "sentence_cut" | "not_a_room"
 
 
 def clean_sentence(text: str) -> str:
@@ -299,8 +306,21 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
         if values["sentence"] != " ".join(args["sentence"].split()):
             note("sentence", args["sentence"], values["sentence"], "sentence_cut")
 
+    if "follow" in args:
+        # Written like a room id (any case, spaces around ignored), or dropped with a notice; whether
+        # the room exists is the room box's to say (it may have closed since the link was shared).
+        given = args["follow"].strip().lower()
+        values["follow"] = given if valid_room_id(given) else ""
+        if given and not values["follow"]:
+            note("follow", args["follow"], "", "not_a_room")
+
     choice("lang", LANGUAGES, fallback=default_lang)
     return values, notices
+
+
+def valid_room_id(text: object) -> bool:
+    """Whether ``text`` is written like a room id (``ROOM_ID_LENGTH`` characters of ``ROOM_ALPHABET``)."""
+    return isinstance(text, str) and len(text) == ROOM_ID_LENGTH and all(ch in ROOM_ALPHABET for ch in text)
 
 
 def _to_float(text: str) -> float | None:

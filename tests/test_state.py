@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 from app.state import BASES, D_MODEL_MAX, LANGUAGES, PRESETS, T_MAX, URL_PARAMETERS, ExplorerState, parse_query
 
 PROPERTY = settings(max_examples=60, deadline=None)
-REASONS = {"not_a_number", "rounded", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut"}
+REASONS = {"not_a_number", "rounded", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut",
+           "not_a_room"}
 DEFAULTS = {"d_model": 32, "T": 24, "base": 10_000, "pair": 0, "pos": 0, "k": 3, "pairs_from": 0, "pairs_to": 15,
-            "heads": "random", "reserve": 4, "sentence": "", "mistake": "none", "lang": "es"}
+            "heads": "random", "reserve": 4, "sentence": "", "mistake": "none", "lang": "es", "follow": ""}
 DEPENDENT = ("pair", "pos", "k", "pairs_from", "pairs_to", "reserve")
 
 
@@ -319,7 +320,7 @@ query_text = st.one_of(
 
 def value_if_taken_as_given(name: str, given: str) -> object:
     """What the text means when it is already valid (None when it is not directly usable)."""
-    if name in ("lang", "heads", "mistake"):
+    if name in ("lang", "heads", "mistake", "follow"):
         return given.strip().lower()
     if name == "sentence":
         return " ".join(given.split())
@@ -373,7 +374,8 @@ def valid_states(draw) -> ExplorerState:
 @given(state=valid_states())
 def test_query_round_trip(state):
     query = state.query()
-    assert list(query) == [name for name in URL_PARAMETERS if name != "sentence" or state.sentence]
+    assert list(query) == [name for name in URL_PARAMETERS
+                           if name not in ("sentence", "follow") or getattr(state, name)]
     assert all(isinstance(value, str) for value in query.values())
     values, notices = parse_query(query)
     assert notices == []
@@ -391,3 +393,32 @@ def test_huge_and_tiny_numbers_do_not_crash():
     for text in ("9" * 5000, "1e308", "-1e308", "1e-400", "5e-324", str(math.pi)):
         values, _ = parse_query(dict.fromkeys(URL_PARAMETERS[:-1], text))
         assert_consistent(ExplorerState(**values))
+
+
+# --- follow (a teacher's room; app.rooms) -------------------------------------------------------
+
+@pytest.mark.parametrize(("given", "used"), [
+    ("k3m9qz", "k3m9qz"), (" K3M9QZ ", "k3m9qz"), ("", ""), ("   ", ""),
+])
+def test_follow_takes_a_room_id_in_any_case(given, used):
+    values, notices = parse_query({"follow": given})
+    assert values["follow"] == used and notices == []
+    assert ExplorerState(**values).follow == used
+
+
+@pytest.mark.parametrize("given", [
+    "k3m9q", "k3m9qzz", "k3m0qz",  # too short, too long, a zero (not in the alphabet: it reads like o)
+    "<script>", "k3m9q\u00e9", "../../etc", "1" * 10_000,
+])
+def test_follow_that_is_no_room_id_is_dropped_with_a_notice(given):
+    values, notices = parse_query({"follow": given})
+    assert values["follow"] == ""
+    assert [(n.parameter, n.given, n.used, n.reason) for n in notices] == [("follow", given, "", "not_a_room")]
+
+
+def test_follow_is_in_the_address_only_while_following():
+    assert "follow" not in ExplorerState().query()
+    state = ExplorerState(follow="k3m9qz", lang="en")
+    assert state.query()["follow"] == "k3m9qz"
+    values, notices = parse_query(state.query())
+    assert notices == [] and values["follow"] == "k3m9qz"
