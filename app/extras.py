@@ -15,12 +15,14 @@ import panel as pn
 from app.state import ExplorerState
 from components.a11y import accessible_names
 from components.connection import connection_status
+from components.room import room_box
 
 PageExtra = Callable[[ExplorerState, str], pn.viewable.Viewable | None]
 
 PAGE_EXTRAS: list[PageExtra] = [
     connection_status,
     accessible_names,
+    room_box,
 ]
 
 

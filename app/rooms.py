@@ -259,7 +259,7 @@ def bus() -> Bus | None:
     """
     global _BUS, _BUS_PID
     with _BUS_LOCK:
-        if _BUS_PID != os.getpid():
+        if os.getpid() != _BUS_PID:
             _BUS, _BUS_PID = None, os.getpid()
             url = os.environ.get("PE_REDIS_URL", "").strip()
             if url:

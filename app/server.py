@@ -18,6 +18,7 @@ import panel as pn
 
 from app import fastsync
 from app.pages import routes
+from app.room_routes import room_patterns
 from components.theme import STATIC_DIR
 
 DEFAULT_PORT = 5006
@@ -76,6 +77,8 @@ def serve(port: int = DEFAULT_PORT, address: str | None = None,
     pn.config.exception_handler = _log_callback_failure
     _log_to_stderr()
     fastsync.install()  # TCP_NODELAY and the message guard on the websocket; must precede pn.serve
+    # Rooms (issue 11): the QR code of a join link, and per-process session stats for the deployment test.
+    kwargs["extra_patterns"] = [*kwargs.get("extra_patterns", []), *room_patterns()]
     return pn.serve(
         routes(), port=port, address=address, websocket_origin=list(allow_websocket_origin or []) or None,
         threaded=threaded, show=show, liveness=True,
