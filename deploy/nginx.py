@@ -19,31 +19,18 @@ _BACKEND = re.compile(r"[A-Za-z0-9_.\-]+:\d{1,5}")
 
 def render(backends: Sequence[str], listen: str, state_dir: str, *, server_name: str = "_",
            error_log: str | None = None, access_log: str | None = None) -> str:
-    """The nginx configuration for app processes ``backends`` (``host:port`` each), listening on ``listen``.
-
-    Each process gets an upstream of its own (``pe_b<i>``, the others as backups, so a browser whose
-    process has gone is served by another and re-pinned to it) and a cookie value ``b<i>``.
-    """
+    """The nginx configuration for app processes ``backends`` (``host:port`` each), listening on ``listen``."""
     if not backends:
         raise ValueError("backends: at least one host:port is needed")
     for backend in backends:
         if not _BACKEND.fullmatch(backend):
             raise ValueError(f"backends: {backend!r} is not host:port")
-    indent = " " * 8
-    cookie_map = "\n".join(f"{indent}b{i} pe_b{i};" for i in range(len(backends)))
-    address_map = "\n".join(f'{indent}"{backend}" b{i};' for i, backend in enumerate(backends))
-    any_servers = "\n".join(f"{indent}server {backend};" for backend in backends)
-    pinned = []
-    for i, backend in enumerate(backends):
-        others = "".join(f"\n{indent}server {other} backup;" for other in backends if other != backend)
-        pinned.append(f"    upstream pe_b{i} {{\n{indent}server {backend};{others}\n{indent}keepalive 16;\n    }}")
+    servers = "\n".join(f"        server {backend} max_fails=3 fail_timeout=10s;" for backend in backends)
     values = {"state_dir": state_dir, "error_log": error_log or f"{state_dir}/error.log",
-              "access_log": access_log or f"{state_dir}/access.log", "cookie_map": cookie_map,
-              "address_map": address_map, "any_servers": any_servers, "pinned_upstreams": "\n".join(pinned),
+              "access_log": access_log or f"{state_dir}/access.log", "servers": servers,
               "listen": listen, "server_name": server_name}
     # ${name} only: nginx's own $variables stay as they are.
-    config = re.sub(r"\$\{(\w+)\}", lambda m: values[m.group(1)], TEMPLATE.read_text())
-    return config
+    return re.sub(r"\$\{(\w+)\}", lambda m: values[m.group(1)], TEMPLATE.read_text())
 
 
 def main(argv: list[str] | None = None) -> None:
