@@ -13,8 +13,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   # policy-rc.d: the packages must not start nginx or Redis as services; the tests start their own.
-  $SUDO sh -c 'printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d'
+  policy=""
+  if ! [ -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    $SUDO sh -c 'printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d'
+  fi
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  $SUDO rm -f /usr/sbin/policy-rc.d
+  [ -z "$policy" ] || $SUDO rm -f "$policy"
 fi
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
