@@ -27,7 +27,8 @@ def test_compose_nginx_config_is_the_template_rendered():
 def test_compose_file_runs_the_image_behind_nginx_with_redis():
     compose = (ROOT / "deploy" / "compose.yaml").read_text()
     for needle in ("image: pe-explorable", "PE_REDIS_URL: redis://redis:6379/0", "PE_USE_XHEADERS: \"1\"",
-                   "PE_PROCESSES: \"2\"", "PE_ALLOWED_ORIGINS: ${PUBLIC_NAME", "./nginx-compose.conf:/etc/nginx/nginx.conf"):
+                   "PE_PROCESSES: \"2\"", "PE_ALLOWED_ORIGINS: ${PUBLIC_NAME",
+                   "./nginx-compose.conf:/etc/nginx/nginx.conf"):
         assert needle in compose, needle
     assert re.findall(r"^  (app\d+): \*app$", compose, re.M) == ["app1", "app2"]
 
