@@ -18,7 +18,9 @@ Parts (each measures both apps in the same run; ratios are naive / app):
 * ``memory``  - server RSS per open session, and after 200 sessions opened and closed;
 * ``load``    - first drawn plot after the page is requested, cold browser context;
 * ``lesson``  - the lesson ``/``: first drawn figure, and every slider of every section,
-  key press -> new data or text (bench/lesson.py; the app only).
+  key press -> new data or text (bench/lesson.py; the app only);
+* ``rooms``   - a teacher's room: 100 and 300 followers over two processes with Redis, and the
+  nginx path against the direct one (bench/rooms.py; its own section of docs/performance.md).
 
 Results: bench/results/<time>.json (git-ignored) and the tables between the markers in
 docs/performance.md. Servers are started as subprocesses on free loopback ports.
@@ -900,9 +902,15 @@ def part_lesson(quick: bool) -> dict[str, Any]:
     return run(quick)
 
 
+def part_rooms(quick: bool) -> dict[str, Any]:
+    from bench.rooms import part_rooms as run  # its own section of docs/performance.md
+
+    return run(quick)
+
+
 PARTS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "server": part_server, "wire": part_wire, "browser": part_browser, "clients": part_clients,
-    "memory": part_memory, "load": part_load, "lesson": part_lesson,
+    "memory": part_memory, "load": part_load, "lesson": part_lesson, "rooms": part_rooms,
 }
 
 
