@@ -314,10 +314,21 @@ def decode_state(payload: str) -> dict | None:
 
 
 def websocket_backlog(doc: object) -> int:
-    """Bytes written to this session's websockets and not yet sent (0 when unknown)."""
+    """Bytes written to this session's websockets and not yet sent (0 when unknown).
+
+    A connection still in the middle of sending a message (Bokeh's ``write_lock`` held: the next
+    message would queue behind it) counts as a full backlog. Reads Bokeh's and tornado's
+    internals (ServerSession, WSHandler, IOStream); anything unexpected counts as no backlog.
+    """
     try:
         connections = doc.session_context._session._subscribed_connections  # type: ignore[attr-defined]
-        return max((len(c._socket.ws_connection.stream._write_buffer) for c in connections), default=0)
+        sizes = []
+        for connection in connections:
+            handler = connection._socket
+            if handler.write_lock.locked():
+                return BACKLOG_BYTES + 1
+            sizes.append(len(handler.ws_connection.stream._write_buffer))
+        return max(sizes, default=0)
     except Exception:
         return 0
 

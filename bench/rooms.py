@@ -99,19 +99,18 @@ def stack(procs: int = 2):
                 process.wait()
 
 
-def model_id(client: BokehClient, name: str, attr: str) -> str:
-    """The id of the model named ``name`` that has the property ``attr`` (an ESM component's data model)."""
-    for ref in objects(client.doc):
-        attributes = ref.get("attributes", {})
-        if attributes.get("name") == name and attr in attributes:
-            return ref["id"]
-    raise LookupError(f"no model {name!r} with {attr!r}")
+def model_id(client: BokehClient, name: str) -> str:
+    """The id of the model named ``name`` (for an ESM component: its data model, which holds its properties)."""
+    found = [ref["id"] for ref in objects(client.doc) if ref.get("attributes", {}).get("name") == name]
+    if len(found) != 1:
+        raise LookupError(f"{len(found)} models named {name!r}")
+    return found[0]
 
 
 async def start_room(teacher: BokehClient) -> str:
     """Click the teacher's ``room_start`` and return the room id from ``room_link``'s text."""
     await teacher.send("PATCH-DOC", {"events": [{"kind": "ModelChanged", "model": {"id": model_id(
-        teacher, "room_start", "clicks")}, "attr": "clicks", "new": 1}]})
+        teacher, "room_start")}, "attr": "clicks", "new": 1}]})
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         message = await teacher.receive(30)

@@ -45,11 +45,13 @@ SESSIONS_BUILT: list[str] = []
 _BOX_CSS = """
 :host { --pe-room-bg: var(--pe-surface, #ffffff); --pe-room-ink: var(--pe-ink, #222222);
         --pe-room-accent: var(--pe-accent, #007A5A); --pe-room-line: var(--pe-muted, #555555); }
-.pe-room { position: fixed; left: 0.5rem; bottom: 0.5rem; z-index: 900; max-width: min(24rem, calc(100vw - 1rem));
+.pe-room { position: fixed; left: 0.5rem; bottom: 0.5rem; z-index: 900; max-width: min(20rem, calc(100vw - 1rem));
            box-sizing: border-box; padding: 0.35rem 0.6rem; background: var(--pe-room-bg); color: var(--pe-room-ink);
            border: 2px solid var(--pe-room-line); border-radius: 8px; font-size: 0.95rem;
            display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.5rem;
            box-shadow: 0 1px 4px rgba(0, 0, 0, 0.25); }
+.pe-room.pe-room-aside { opacity: 0; pointer-events: none; }
+.pe-room.pe-room-aside:focus-within { opacity: 1; pointer-events: auto; }
 .pe-room p { margin: 0; flex: 1 1 100%; }
 .pe-room p:empty { display: none; }
 """
@@ -213,7 +215,11 @@ class RoomPanel(JSComponent):
         const where = window.location.pathname + "#" + currentSection();
         if (where !== reported) { reported = where; model.location = where; }
       };
-      let scrolled = "";
+      let scrolled = "", keeping = 0;
+      // The reader takes over: stop keeping a section in place.
+      for (const type of ["wheel", "touchstart", "mousedown", "keydown"]) {
+        window.addEventListener(type, () => { keeping += 1; }, { passive: true });
+      }
       const follow = () => {
         if (model.mode !== "following" || !model.target) return;
         const [path, section] = model.target.split("#");
@@ -227,8 +233,16 @@ class RoomPanel(JSComponent):
           return;
         }
         if (section && section !== scrolled) {
-          const el = find(document, section);
-          if (el) { el.scrollIntoView({ block: "start" }); scrolled = section; }
+          scrolled = section;
+          // Keep the heading at the top for a while: sections above it may still be arriving.
+          const token = ++keeping, until = performance.now() + 4000;
+          const keep = () => {
+            if (token !== keeping || performance.now() > until) return;
+            const el = find(document, section);
+            if (el && Math.abs(el.getBoundingClientRect().top) > 2) el.scrollIntoView({ block: "start" });
+            setTimeout(keep, 150);
+          };
+          keep();
         }
       };
       const show = () => {
@@ -237,13 +251,49 @@ class RoomPanel(JSComponent):
         store();
         if (model.mode !== "following") scrolled = "";
         follow();
+        requestAnimationFrame(place);
       };
-      let timer = 0;
+      // The box never covers a control of the page: where one would lie under it (the lesson's controls
+      // scroll past the bottom left), the box steps aside (transparent, and clicks go through it) until the
+      // reader scrolls on. It stays in the Tab order, and shows while the keyboard is in it.
+      const interactive = "a[href], button, input, select, textarea, [role=radio], [role=slider], .noUi-handle, "
+        + "[tabindex]:not([tabindex='-1'])";
+      const controls = (root, out) => {
+        for (const el of root.querySelectorAll("*")) {
+          if (el === box) continue;
+          if (el.matches(interactive)) out.push(el);
+          if (el.shadowRoot && el !== box.getRootNode().host) controls(el.shadowRoot, out);
+        }
+        return out;
+      };
+      const inside = (el) => {
+        for (let node = el; node; node = node.getRootNode()?.host) if (node === box || box.contains(node)) return true;
+        return false;
+      };
+      const place = () => {
+        box.classList.remove("pe-room-aside");
+        const area = box.getBoundingClientRect();
+        const covers = controls(document, []).some((el) => {
+          if (inside(el)) return false;
+          const r = el.getBoundingClientRect();
+          return r.width > 0 && r.height > 0 && r.left < area.right && r.right > area.left
+            && r.top < area.bottom && r.bottom > area.top;
+        });
+        const using = box.matches(":focus-within") || [...box.querySelectorAll("*")].some(
+          (el) => el.shadowRoot && el.shadowRoot.activeElement);
+        box.classList.toggle("pe-room-aside", covers && !using);
+      };
+      let timer = 0, placing = 0;
       window.addEventListener("scroll", () => {
+        cancelAnimationFrame(placing);
+        placing = requestAnimationFrame(place);
         if (model.mode !== "teacher") return;
         clearTimeout(timer);
         timer = setTimeout(report, 250);
       }, { passive: true });
+      window.addEventListener("resize", () => { cancelAnimationFrame(placing); placing = requestAnimationFrame(place); });
+      // The page grows as its later parts arrive: look again now and then (cheap: a walk of the page).
+      setInterval(place, 1000);
       window.addEventListener("hashchange", report);
       model.on(["message", "mode", "secret", "target", "region"], show);
       show();
