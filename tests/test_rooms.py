@@ -202,3 +202,17 @@ def test_redis_bus_carries_a_room_across_buses():
         assert json.loads(student_side.latest(room))["seq"] == 1
         student_side.unsubscribe(room, listen)
         loop.close()
+
+
+def test_the_internals_the_backlog_check_reads_are_there():
+    """app.rooms.websocket_backlog reads Bokeh's and tornado's internals; a version that moved them fails here."""
+    import inspect
+
+    import tornado.iostream
+    from bokeh.server.session import ServerSession
+    from bokeh.server.views.ws import WSHandler
+
+    assert "self._subscribed_connections" in inspect.getsource(ServerSession.__init__)
+    assert "self.write_lock" in inspect.getsource(WSHandler.__init__)
+    assert "self._write_buffer" in inspect.getsource(tornado.iostream.BaseIOStream.__init__)
+    assert "self._socket" in inspect.getsource(__import__("bokeh.server.connection", fromlist=["x"]).ServerConnection)
