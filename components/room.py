@@ -291,7 +291,10 @@ class RoomPanel(JSComponent):
         clearTimeout(timer);
         timer = setTimeout(report, 250);
       }, { passive: true });
-      window.addEventListener("resize", () => { cancelAnimationFrame(placing); placing = requestAnimationFrame(place); });
+      window.addEventListener("resize", () => {
+        cancelAnimationFrame(placing);
+        placing = requestAnimationFrame(place);
+      });
       // The page grows as its later parts arrive: look again now and then (cheap: a walk of the page).
       setInterval(place, 1000);
       window.addEventListener("hashchange", report);
