@@ -4,7 +4,8 @@
 page ``/route`` as the browser reaches this server (``Host``, and
 ``X-Forwarded-Proto`` behind a proxy), so the QR code is made here and no
 other host is asked. ``/pe_sessions`` answers only when ``PE_SESSION_STATS=1``
-(the tests set it): this process's pid and a hash of each session id it built.
+(the tests and the benchmark set it): this process's pid, a hash of each session id it built, and
+the delays from a teacher's change to its application in this process's followers (seconds).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import segno
 from tornado.web import RequestHandler
 
+from app.rooms import APPLIED_DELAYS
 from app.state import valid_room_id
 from components.room import SESSIONS_BUILT, page_paths, public_origin
 
@@ -58,7 +60,8 @@ class SessionStatsHandler(RequestHandler):
             self.finish()
             return
         self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps({"pid": os.getpid(), "sessions": list(SESSIONS_BUILT)}))
+        self.finish(json.dumps({"pid": os.getpid(), "sessions": list(SESSIONS_BUILT),
+                                "applied_delays": list(APPLIED_DELAYS)}))
 
 
 def room_patterns() -> list[tuple[str, type[RequestHandler]]]:

@@ -35,6 +35,7 @@ import secrets
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
@@ -333,6 +334,12 @@ def websocket_backlog(doc: object) -> int:
         return 0
 
 
+#: Seconds from a teacher's change to the end of its application in a follower's session, the last
+#: ``APPLIED_KEPT`` in this process (read by the benchmark through /pe_sessions: where the time goes).
+APPLIED_KEPT = 20_000
+APPLIED_DELAYS: deque[float] = deque(maxlen=APPLIED_KEPT)
+
+
 class Follower:
     """One follower session's link to its room: keeps the newest state and applies it, once, when it can.
 
@@ -379,6 +386,8 @@ class Follower:
         if state is not None:
             self.applied += 1
             self._apply(state)
+            if state["t"]:
+                APPLIED_DELAYS.append(time.time() - state["t"])
 
     def close(self) -> None:
         """Stop following (the session ended, or the follower detached)."""

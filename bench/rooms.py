@@ -180,6 +180,9 @@ async def scenario(ports: list[int], pids: list[int], count: int, seconds: float
     await asyncio.sleep(1.0)  # let the followers' first (joining) updates settle; not a synchronisation
     sent: list[tuple[float, int]] = []
     teacher_latency: list[float] = []
+    from tests.servers import sessions_of
+
+    applied_before = [len(sessions_of(f"http://127.0.0.1:{port}", "")["applied_delays"]) for port in ports]
     cpu_before = [cpu_seconds(pid) for pid in pids]
     bench_before = resource.getrusage(resource.RUSAGE_SELF)
     period, start, step = 1.0 / RATE_HZ, time.perf_counter(), 0
@@ -204,6 +207,9 @@ async def scenario(ports: list[int], pids: list[int], count: int, seconds: float
     bench_cpu = (bench_after.ru_utime + bench_after.ru_stime - bench_before.ru_utime - bench_before.ru_stime) / wall
     stop.set()
     await asyncio.gather(*listeners)
+    # In the app: from the teacher's change (its session's clock) to the end of each follower's update.
+    applied = [1000 * d for port, before in zip(ports, applied_before, strict=True)
+               for d in sessions_of(f"http://127.0.0.1:{port}", "")["applied_delays"][before:]]
 
     latencies, skipped, per_move = [], 0, {}
     for follower in followers:
@@ -229,7 +235,8 @@ async def scenario(ports: list[int], pids: list[int], count: int, seconds: float
     return {
         "followers": count, "moves": len(sent), "rate_hz": len(sent) / wall, "latency_ms": stats(latencies),
         "errors": errors, "skipped": skipped, "skipped_share": skipped / max(1, skipped + len(latencies)),
-        "teacher_ms": stats(teacher_latency), "first_follower_ms": stats(first), "last_follower_ms": stats(last),
+        "teacher_ms": stats(teacher_latency), "applied_in_app_ms": stats(applied),
+        "first_follower_ms": stats(first), "last_follower_ms": stats(last),
         "app_cpu_share": cpu, "bench_cpu_share": bench_cpu,
     }
 
@@ -287,9 +294,9 @@ def render(results: dict[str, Any], started: str, command: str) -> str:
              f"{m['loadavg_at_start']} at the start: shared with other work). Page `{results['page']}`, "
              f"teacher at {RATE_HZ:g} Hz for {results['seconds']:g} s; followers over 2 app processes, Redis pub/sub.",
              "", "| followers | moves | p50 ms | p95 ms | target p95 | errors | skipped states "
-             "| teacher key→data p50 / p95 | first follower p50 / p95 | last follower p50 / p95 "
-             "| app CPU (each process) | bench client CPU |",
-             "|---:|---:|---:|---:|---|---:|---:|---|---|---|---|---:|"]
+             "| teacher key→data p50 / p95 | applied in the app p50 / p95 | first follower p50 / p95 "
+             "| last follower p50 / p95 | app CPU (each process) | bench client CPU |",
+             "|---:|---:|---:|---:|---|---:|---:|---|---|---|---|---|---:|"]
     for s in results["scenarios"]:
         lat = s["latency_ms"]
         ok = "✔" if lat["p95"] is not None and lat["p95"] <= TARGET_P95_MS and s["errors"] == 0 else "✘"
@@ -298,6 +305,7 @@ def render(results: dict[str, Any], started: str, command: str) -> str:
             f"| {s['followers']} | {s['moves']} | {fmt(lat['p50'])} | {fmt(lat['p95'])} | {target} | {s['errors']} "
             f"| {s['skipped']} ({100 * s['skipped_share']:.0f} %) "
             f"| {fmt(s['teacher_ms']['p50'])} / {fmt(s['teacher_ms']['p95'])} "
+            f"| {fmt(s['applied_in_app_ms']['p50'])} / {fmt(s['applied_in_app_ms']['p95'])} "
             f"| {fmt(s['first_follower_ms']['p50'])} / {fmt(s['first_follower_ms']['p95'])} "
             f"| {fmt(s['last_follower_ms']['p50'])} / {fmt(s['last_follower_ms']['p95'])} "
             f"| {' / '.join(f'{100 * c:.0f} %' for c in s['app_cpu_share'])} | {100 * s['bench_cpu_share']:.0f} % |")
