@@ -25,6 +25,7 @@ from typing import ClassVar
 import panel as pn
 import param
 from panel.custom import Children, JSComponent
+from panel.io.state import set_curdoc
 
 from app import rooms
 from app.state import URL_PARAMETERS, ExplorerState, parse_query
@@ -514,7 +515,9 @@ class RoomBox(pn.viewable.Viewer):
         values, _notices = parse_query(published["values"], default_lang=self.lang)
         for key in NOT_SENT:
             values.pop(key, None)
-        with pn.io.hold(self.doc):
+        # Panel sends a change at once only when the document is its current one; otherwise it queues
+        # every change as a callback of its own, one per state: the queue that coalescing must avoid.
+        with set_curdoc(self.doc), pn.io.hold(self.doc):
             self.state.param.update({key: values[key] for key in SIZES if key in values})
             self.state.param.update({key: value for key, value in values.items() if key not in SIZES})
             path = published["path"] if published["path"] in page_paths() else ""
