@@ -146,7 +146,13 @@ class LocalBus:
 
     def publish(self, room: str, payload: str) -> None:
         self.states[room] = payload
-        self.fanout.deliver(room, payload)
+        # Delivered on the next turn of the loop, outside the teacher's document (as Redis's thread does):
+        # a follower's document must not be touched from within another session's callback.
+        loop = IOLoop.current(instance=False)
+        if loop is None:
+            self.fanout.deliver(room, payload)
+        else:
+            loop.add_callback(self.fanout.deliver, room, payload)
 
     def latest(self, room: str) -> str | None:
         return self.states.get(room)
@@ -379,7 +385,11 @@ class Follower:
     def _run(self) -> None:
         if websocket_backlog(self.doc) > BACKLOG_BYTES:
             # Still sending the last update: wait, then take whatever is newest by then.
-            self.doc.add_timeout_callback(self._run, int(BACKLOG_RETRY_S * 1000))
+            loop = IOLoop.current(instance=False)
+            if loop is not None:
+                loop.call_later(BACKLOG_RETRY_S, self.doc.add_next_tick_callback, self._run)
+            else:
+                self.doc.add_next_tick_callback(self._run)
             return
         payload, self.pending, self.scheduled = self.pending, None, False
         state = decode_state(payload) if payload is not None else None

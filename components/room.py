@@ -26,6 +26,7 @@ import panel as pn
 import param
 from panel.custom import Children, JSComponent
 from panel.io.state import set_curdoc
+from tornado.ioloop import IOLoop
 
 from app import rooms
 from app.state import URL_PARAMETERS, ExplorerState, parse_query
@@ -105,6 +106,10 @@ class RoomLink(JSComponent):
       const wrap = document.createElement("span");
       wrap.className = "pe-room-link";
       const link = document.createElement("a");
+      const hidden = document.createElement("span");
+      hidden.className = "pe-room-hidden";
+      const shown = document.createElement("span");
+      link.append(hidden, shown);
       const open = document.createElement("button");
       open.type = "button";
       const dialog = document.createElement("div");
@@ -120,8 +125,9 @@ class RoomLink(JSComponent):
       const show = () => {
         wrap.hidden = !model.text;
         link.href = model.text || "#";
-        link.textContent = model.text.replace(/^https?:[/][/]/, "");
-        link.setAttribute("aria-label", model.link_label);
+        shown.textContent = model.text.replace(/^https?:[/][/]/, "");
+        // The visible address stays in the accessible name (WCAG 2.5.3), after what the link is for.
+        hidden.textContent = model.link_label + ": ";
         open.textContent = model.qr_show;
         close.textContent = model.qr_hide;
         image.alt = model.qr_alt;
@@ -141,6 +147,8 @@ class RoomLink(JSComponent):
 
     _stylesheets: ClassVar[list[str]] = [_BUTTON_CSS + """
     .pe-room-link { display: inline-flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.5rem; }
+    .pe-room-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
+                      white-space: nowrap; }
     .pe-room-link a { color: var(--pe-accent, #007A5A); max-width: 15rem; overflow: hidden; text-overflow: ellipsis;
                       white-space: nowrap; display: inline-block; }
     .pe-room-qr { position: fixed; inset: 0; z-index: 1000; background: var(--pe-surface, #ffffff);
@@ -486,11 +494,14 @@ class RoomBox(pn.viewable.Viewer):
 
     def _schedule_publish(self) -> None:
         wait = rooms.PUBLISH_INTERVAL_S - (time.monotonic() - self._last_publish)
-        if wait <= 0 or self.doc is None:
+        loop = IOLoop.current(instance=False)
+        if wait <= 0 or loop is None:
             self.publish()
         elif not self._publish_scheduled:
+            # On the loop, not as the document's timeout callback: publishing reads the state and
+            # touches no model, and a document callback added while Panel holds the document is lost.
             self._publish_scheduled = True
-            self.doc.add_timeout_callback(self._publish_later, int(wait * 1000) + 1)
+            loop.call_later(wait, self._publish_later)
 
     def _publish_later(self) -> None:
         self._publish_scheduled = False

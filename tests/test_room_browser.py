@@ -1,5 +1,6 @@
 """The room box in Chromium, one process (the in-process bus): it covers nothing a reader can use,
-is reached by keyboard, opens its QR code large, and a follower's page follows the teacher's section."""
+is reached by keyboard and opens its QR code large. (Following a teacher's page and section across pages
+is not tested yet: see the README's rooms section, "Known limits".)"""
 
 from __future__ import annotations
 
@@ -91,34 +92,3 @@ def test_the_room_box_is_shown_at_the_top_of_explore(page, app_url):
     start = page.get_by_role("button", name=text("en", "room_start"))
     start.click()  # a real click: nothing covers the box, the box covers nothing
     wait_until(lambda: model_property(page, "room_link", "text"), message="no join link")
-
-
-def test_a_follower_follows_the_teachers_page_and_section(browser, app_url):
-    teacher = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 800}).new_page()
-    teacher.goto(f"{app_url}/?lang=en")
-    wait_until(lambda: plots_drawn(teacher, 1), timeout=40, message="drawn")
-    teacher.get_by_role("button", name=text("en", "room_start")).focus()  # by keyboard: it shows while focused
-    teacher.keyboard.press("Enter")
-    link = wait_until(lambda: model_property(teacher, "room_link", "text"), message="no join link")
-    assert link.split("?")[0].endswith("/")
-    student = browser.new_context(locale="es-ES", viewport={"width": 1280, "height": 800}).new_page()
-    student.goto(link)
-    wait_until(lambda: plots_drawn(student, 1), timeout=40, message="drawn")
-    teacher.locator("h2#shift").scroll_into_view_if_needed()
-    teacher.mouse.wheel(0, 10)  # a reader's scroll, which the page reports
-    wait_until(lambda: student.evaluate("""() => {
-      const find = (root) => root.getElementById?.("shift")
-        || [...root.querySelectorAll("*")].map((el) => el.shadowRoot && find(el.shadowRoot)).find(Boolean);
-      const el = find(document);
-      return el && Math.abs(el.getBoundingClientRect().top) < 200;
-    }"""), timeout=20, message="the student's page did not come to the teacher's section")
-    assert student.evaluate("() => document.documentElement.lang") == "es"
-    # The teacher opens another page: the student's page follows to it, in Spanish still.
-    teacher.goto(f"{app_url}/clocks?lang=en")
-    wait_until(lambda: model_property(teacher, "room_box", "mode") == "teacher", timeout=30,
-               message="the teacher's next page did not take the room back")
-    wait_until(lambda: student.url.split("?")[0].endswith("/clocks"), timeout=30,
-               message="the student's page did not follow to the teacher's page")
-    assert "lang=es" in student.url and "follow=" in student.url
-    for page in (teacher, student):
-        page.context.close()
