@@ -215,8 +215,8 @@ class RoomPanel(JSComponent):
       const store = () => {
         if (model.mode === "teacher" && model.secret) {
           sessionStorage.setItem(KEY, JSON.stringify({ room: model.room, secret: model.secret }));
-        } else if (model.mode === "idle" || model.mode === "ended") {
-          sessionStorage.removeItem(KEY);
+        } else if (model.mode === "ended") {
+          sessionStorage.removeItem(KEY);  // closed by the teacher (a new page starts idle: it may still claim)
         }
       };
       let reported = "";
