@@ -267,13 +267,13 @@ async def closed_loop(port: int, seconds: float) -> dict[str, Any]:
     return stats(latencies)
 
 
-def part_rooms(quick: bool, *, write: bool = True) -> dict[str, Any]:
+def part_rooms(quick: bool, *, write: bool = True, followers: tuple[int, ...] = FOLLOWERS) -> dict[str, Any]:
     """The benchmark's ``rooms`` part (bench.run): followers, then the nginx path; writes the doc's section."""
     started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     seconds = 15.0 if quick else 30.0
     results: dict[str, Any] = {"page": PAGE, "seconds": seconds, "scenarios": []}
     with stack() as (nginx_port, ports, pids):
-        for count in FOLLOWERS:
+        for count in followers:
             log(f"rooms: {count} followers")
             results["scenarios"].append(asyncio.run(scenario(ports, pids, count, seconds)))
         log("rooms: nginx path")
@@ -333,13 +333,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.rooms", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="15 s drives instead of 30 s")
     parser.add_argument("--no-doc", action="store_true", help="do not rewrite the section in docs/performance.md")
+    parser.add_argument("--followers", default=",".join(map(str, FOLLOWERS)), help="comma-separated follower counts")
     args = parser.parse_args(argv)
     started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    results = part_rooms(args.quick, write=False)
+    results = part_rooms(args.quick, write=False, followers=tuple(int(n) for n in args.followers.split(",")))
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     (RESULTS / f"rooms-{stamp}.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
-    section = render(results, started, "python -m bench.rooms" + (" --quick" if args.quick else ""))
+    section = render(results, started, "python -m bench.rooms" + (" --quick" if args.quick else "")
+                     + (f" --followers {args.followers}" if args.followers != ",".join(map(str, FOLLOWERS)) else ""))
     print(section)
     if not args.no_doc:
         write_doc(section)
