@@ -28,6 +28,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--num-procs", type=int, default=int(os.environ.get("PE_NUM_PROCS", 1)),
                         help="server processes sharing the port (default %(default)s, or $PE_NUM_PROCS; "
                              "0 = one per CPU core): for a room of students moving sliders at once")
+    parser.add_argument("--use-xheaders", action="store_true",
+                        default=os.environ.get("PE_USE_XHEADERS", "") not in ("", "0"),
+                        help="behind a proxy: take the client's address and scheme from X-Forwarded-* / X-Real-IP "
+                             "(default: $PE_USE_XHEADERS)")
     args = parser.parse_args(argv)
     if args.num_procs < 0:
         parser.error(f"--num-procs must be 0 (one per core) or more, not {args.num_procs}")
@@ -43,7 +47,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"Serving the explorable on http://{args.address or 'localhost'}:{args.port}/", flush=True)
     if args.num_procs != 1:
         workers_follow_parent()
-    serve(port=args.port, address=args.address, allow_websocket_origin=origins, num_procs=args.num_procs)
+    # Rooms need to know whether other processes serve the app too (app.rooms.processes).
+    os.environ["PE_NUM_PROCS"] = str(args.num_procs)
+    serve(port=args.port, address=args.address, allow_websocket_origin=origins, num_procs=args.num_procs,
+          use_xheaders=args.use_xheaders)
 
 
 if __name__ == "__main__":

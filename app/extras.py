@@ -17,6 +17,7 @@ from components.a11y import accessible_names
 from components.connection import connection_status
 from components.embed import embed_dialog
 from components.export import export_links
+from components.room import room_box
 
 PageExtra = Callable[[ExplorerState, str], pn.viewable.Viewable | None]
 
@@ -24,6 +25,7 @@ PAGE_EXTRAS: list[PageExtra] = [
     connection_status,
     accessible_names,
     export_links,
+    room_box,
 ]
 
 

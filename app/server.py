@@ -18,6 +18,7 @@ import panel as pn
 
 from app import data_routes, delivery, fastsync
 from app.pages import routes
+from app.room_routes import room_patterns
 from components.theme import STATIC_DIR
 
 DEFAULT_PORT = 5006
@@ -81,6 +82,8 @@ def serve(port: int = DEFAULT_PORT, address: str | None = None,
     kwargs = {**delivery.server_options(), **kwargs}
     kwargs["extra_patterns"] = [*kwargs.get("extra_patterns", []), *data_routes.patterns()]
     # --- end ---
+    # Rooms (issue 11): the QR code of a join link, and per-process session stats for the deployment test.
+    kwargs["extra_patterns"] = [*kwargs.get("extra_patterns", []), *room_patterns()]
     return pn.serve(
         routes(), port=port, address=address, websocket_origin=list(allow_websocket_origin or []) or None,
         threaded=threaded, show=show, liveness=True,

@@ -64,7 +64,10 @@ PAGE_PARAMETERS: tuple[str, ...] = ("controls",)
 #: groups, and ``play`` (the clocks' player); ``none`` alone shows no control. In this order.
 CONTROL_NAMES: tuple[str, ...] = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, "play")
 #: Following a teacher's room.
-ROOM_PARAMETERS: tuple[str, ...] = ()
+ROOM_PARAMETERS: tuple[str, ...] = ("follow",)
+#: A room id: six characters without look-alikes (see app.rooms, which makes them).
+ROOM_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
+ROOM_ID_LENGTH = 6
 URL_PARAMETERS = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, *PAGE_PARAMETERS, *ROOM_PARAMETERS, "lang")
 
 
@@ -101,6 +104,8 @@ class ExplorerState(param.Parameterized):
     lang = param.Selector(default="es", objects=list(LANGUAGES), doc="Language of the interface.")
     controls = param.String(default="", doc=(
         "Which controls the page shows, comma separated (CONTROL_NAMES, or 'none'); empty: all of them."))
+    follow = param.String(default="", doc=(
+        "The room whose teacher this page follows (app.rooms); empty: none. Never part of what a room sends."))
 
     lesson_preset = param.Action(lambda self: self.apply_preset("lesson"))
     paper_preset = param.Action(lambda self: self.apply_preset("paper"))
@@ -171,9 +176,10 @@ class ExplorerState(param.Parameterized):
         return self.pos + self.k
 
     def query(self) -> dict[str, str]:
-        """The query-string form of the state (inverse of ``parse_query``); no ``sentence``/``controls`` while empty."""
+        """The query-string form of the state (inverse of ``parse_query``); no ``sentence``, ``controls`` or
+        ``follow`` while empty (the lesson's sentence, every control, no room)."""
         return {name: str(getattr(self, name)) for name in URL_PARAMETERS
-                if name not in ("sentence", "controls") or getattr(self, name)}
+                if name not in ("sentence", "controls", "follow") or getattr(self, name)}
 
     def shows(self, control: str) -> bool:
         """Whether the page shows ``control`` (a name of ``CONTROL_NAMES``) under ``controls=``."""
@@ -196,7 +202,7 @@ class Notice:
     given: str
     used: str
     reason: str  # "not_a_number" | "rounded" | "out_of_range" | "odd" | "not_allowed" | "off_grid" | "below_from"
-    #              | "sentence_cut"
+    #              | "sentence_cut" | "not_a_room"
 
 
 def clean_sentence(text: str) -> str:
@@ -313,6 +319,13 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
         values["controls"], bad = clean_controls(args["controls"])
         if bad:
             note("controls", args["controls"], values["controls"], "controls")
+    if "follow" in args:
+        # Written like a room id (any case, spaces around ignored), or dropped with a notice; whether
+        # the room exists is the room box's to say (it may have closed since the link was shared).
+        given = args["follow"].strip().lower()
+        values["follow"] = given if valid_room_id(given) else ""
+        if given and not values["follow"]:
+            note("follow", args["follow"], "", "not_a_room")
 
     choice("lang", LANGUAGES, fallback=default_lang)
     return values, notices
@@ -331,6 +344,9 @@ def clean_controls(given: str) -> tuple[str, bool]:
         return "none", bool(unknown)
     used = ",".join(name for name in CONTROL_NAMES if name in known)
     return used, bool(unknown) or wants_none
+def valid_room_id(text: object) -> bool:
+    """Whether ``text`` is written like a room id (``ROOM_ID_LENGTH`` characters of ``ROOM_ALPHABET``)."""
+    return isinstance(text, str) and len(text) == ROOM_ID_LENGTH and all(ch in ROOM_ALPHABET for ch in text)
 
 
 def _to_float(text: str) -> float | None:

@@ -370,6 +370,24 @@ ES: dict[str, str] = {
                        "los demás la bajan ({down})."),
     "describe_gram": ("Fila pos = {pos} de la matriz de Gram: PE_pos · PE_pos+k = S({k}) = {score}; la distancia a "
                       "pos + k = {target} es {distance}, igual en toda su diagonal."),
+    # Rooms (components/room.py)
+    "room_region": "Sala de clase",
+    "room_start": "Abrir una sala",
+    "room_start_hint": "Los estudiantes que abran el enlace verán lo que tú mueves.",
+    "room_teacher": "Sala {room}: quien abra este enlace sigue tu pantalla.",
+    "room_link_label": "Enlace para unirse a la sala {room}",
+    "room_qr_show": "Mostrar el código QR en grande",
+    "room_qr_hide": "Cerrar el código QR",
+    "room_qr_alt": "Código QR del enlace de la sala {room}",
+    "room_end": "Cerrar la sala",
+    "room_following": "Sigues la pantalla de la sala {room}.",
+    "room_detached": "Exploras por tu cuenta (sala {room}).",
+    "room_detach": "Explorar por mi cuenta",
+    "room_follow": "Volver a seguir",
+    "room_missing": "La sala {room} no existe o ya se ha cerrado.",
+    "room_refused": "Esta página no tiene la clave de la sala {room}: solo quien la abrió puede dirigirla.",
+    "room_needs_redis": "Las salas necesitan Redis (PE_REDIS_URL) cuando hay varios procesos del servidor.",
+    "notice_not_a_room": "{parameter} = «{given}» no es el código de una sala (6 letras o cifras); se ignora.",
 }
 
 EN: dict[str, str] = {
@@ -716,6 +734,24 @@ EN: dict[str, str] = {
                        "the others pull it down ({down})."),
     "describe_gram": ("Row pos = {pos} of the Gram matrix: PE_pos · PE_pos+k = S({k}) = {score}; the distance to "
                       "pos + k = {target} is {distance}, the same along its whole diagonal."),
+    # Rooms (components/room.py)
+    "room_region": "Class room",
+    "room_start": "Start a room",
+    "room_start_hint": "Students who open the link see what you move.",
+    "room_teacher": "Room {room}: whoever opens this link follows your screen.",
+    "room_link_label": "Link to join room {room}",
+    "room_qr_show": "Show the QR code large",
+    "room_qr_hide": "Close the QR code",
+    "room_qr_alt": "QR code of the link to room {room}",
+    "room_end": "Close the room",
+    "room_following": "You are following room {room}.",
+    "room_detached": "You are exploring on your own (room {room}).",
+    "room_detach": "Explore on my own",
+    "room_follow": "Follow again",
+    "room_missing": "Room {room} does not exist or has been closed.",
+    "room_refused": "This page does not hold room {room}'s key: only whoever started it can drive it.",
+    "room_needs_redis": "Rooms need Redis (PE_REDIS_URL) when several server processes serve the app.",
+    "notice_not_a_room": "{parameter} = “{given}” is not a room code (6 letters or digits); ignored.",
 }
 
 # --- Embedding and downloads (components/embed.py, components/export.py) ---

@@ -24,6 +24,8 @@ Parts (each measures both apps in the same run; ratios are naive / app):
   first and last source changed, and the next rendered frame (bench/floor.py).
 * ``weight``  - bytes over HTTP of a first and a second visit of ``/`` and ``/explore``
   (bench/weight.py; the app only).
+* ``rooms``   - a teacher's room: 100 and 300 followers over two processes with Redis, and the
+  nginx path against the direct one (bench/rooms.py; its own section of docs/performance.md).
 
 Results: bench/results/<time>.json (git-ignored) and the tables between the markers in
 docs/performance.md. Servers are started as subprocesses on free loopback ports.
@@ -935,10 +937,16 @@ def part_weight(quick: bool) -> dict[str, Any]:
     return run(quick)
 
 
+def part_rooms(quick: bool) -> dict[str, Any]:
+    from bench.rooms import part_rooms as run  # its own section of docs/performance.md
+
+    return run(quick)
+
+
 PARTS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "server": part_server, "wire": part_wire, "browser": part_browser, "clients": part_clients,
     "memory": part_memory, "load": part_load, "lesson": part_lesson, "floor": part_floor,
-    "weight": part_weight,
+    "weight": part_weight, "rooms": part_rooms,
 }
 
 

@@ -82,6 +82,38 @@ def test_axe_finds_no_serious_violation(page, app_url, route, lang):
     assert page.evaluate("document.documentElement.lang") == lang
 
 
+def _axe(page, where: str) -> None:
+    page.add_script_tag(content=AXE)
+    violations = page.evaluate(_RUN_AXE, WCAG_TAGS)
+    unexplained = [v for v in violations if v["id"] not in ACCEPTED]
+    assert unexplained == [], f"{where}: {unexplained}"
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_axe_on_the_room_box_of_a_teacher_and_of_a_follower(browser, app_url, lang):
+    """The room box's states (components/room.py): a teacher's box with its link, the QR code shown large,
+    a follower's box, a detached follower's box."""
+    teacher = browser.new_context(locale=lang, viewport={"width": 1280, "height": 800}).new_page()
+    teacher.goto(f"{app_url}/distance?lang={lang}")
+    settle(teacher, "distance")
+    teacher.get_by_role("button", name=text(lang, "room_start")).click()
+    link = wait_until(lambda: model_property(teacher, "room_link", "text"), message="no join link")
+    _axe(teacher, f"teacher ({lang})")
+    teacher.get_by_role("button", name=text(lang, "room_qr_show")).click()
+    expect(teacher.get_by_role("dialog")).to_be_visible()
+    _axe(teacher, f"QR code ({lang})")
+    follower = browser.new_context(locale=lang, viewport={"width": 1280, "height": 800}).new_page()
+    follower.goto(f"{link}&lang={lang}")
+    settle(follower, "distance")
+    expect(follower.get_by_role("button", name=text(lang, "room_detach"))).to_be_visible()
+    _axe(follower, f"follower ({lang})")
+    follower.get_by_role("button", name=text(lang, "room_detach")).click()
+    expect(follower.get_by_role("button", name=text(lang, "room_follow"))).to_be_visible()
+    _axe(follower, f"detached follower ({lang})")
+    for page in (teacher, follower):
+        page.context.close()
+
+
 def test_controls_and_figures_are_named_in_the_page_language(page, app_url):
     page.goto(f"{app_url}/clocks?lang=es&k=3")
     settle(page, "/clocks")

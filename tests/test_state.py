@@ -25,10 +25,10 @@ from app.state import (
 
 PROPERTY = settings(max_examples=60, deadline=None)
 REASONS = {"not_a_number", "rounded", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut",
-           "controls"}
+           "controls", "not_a_room"}
 DEFAULTS = {"d_model": 32, "T": 24, "base": 10_000, "pair": 0, "pos": 0, "k": 3, "pairs_from": 0, "pairs_to": 15,
             "heads": "random", "reserve": 4, "sentence": "", "mistake": "none", "lang": "es",
-            "controls": ""}
+            "controls": "", "follow": ""}
 DEPENDENT = ("pair", "pos", "k", "pairs_from", "pairs_to", "reserve")
 
 
@@ -381,7 +381,7 @@ query_text = st.one_of(
 
 def value_if_taken_as_given(name: str, given: str) -> object:
     """What the text means when it is already valid (None when it is not directly usable)."""
-    if name in ("lang", "heads", "mistake"):
+    if name in ("lang", "heads", "mistake", "follow"):
         return given.strip().lower()
     if name == "sentence":
         return " ".join(given.split())
@@ -442,7 +442,7 @@ def valid_states(draw) -> ExplorerState:
 def test_query_round_trip(state):
     query = state.query()
     assert list(query) == [name for name in URL_PARAMETERS
-                           if name not in ("sentence", "controls") or getattr(state, name)]
+                           if name not in ("sentence", "controls", "follow") or getattr(state, name)]
     assert all(isinstance(value, str) for value in query.values())
     values, notices = parse_query(query)
     assert notices == []
@@ -492,3 +492,30 @@ def test_controls_say_what_the_page_shows_and_stay_out_of_the_query_when_empty()
     everything = ExplorerState()
     assert all(everything.shows(name) for name in ("k", "T", "play")) and "controls" not in everything.query()
     assert not any(ExplorerState(controls="none").shows(name) for name in ("k", "play"))
+# --- follow (a teacher's room; app.rooms) -------------------------------------------------------
+
+@pytest.mark.parametrize(("given", "used"), [
+    ("k3m9qz", "k3m9qz"), (" K3M9QZ ", "k3m9qz"), ("", ""), ("   ", ""),
+])
+def test_follow_takes_a_room_id_in_any_case(given, used):
+    values, notices = parse_query({"follow": given})
+    assert values["follow"] == used and notices == []
+    assert ExplorerState(**values).follow == used
+
+
+@pytest.mark.parametrize("given", [
+    "k3m9q", "k3m9qzz", "k3m0qz",  # too short, too long, a zero (not in the alphabet: it reads like o)
+    "<script>", "k3m9q\u00e9", "../../etc", "1" * 10_000,
+])
+def test_follow_that_is_no_room_id_is_dropped_with_a_notice(given):
+    values, notices = parse_query({"follow": given})
+    assert values["follow"] == ""
+    assert [(n.parameter, n.given, n.used, n.reason) for n in notices] == [("follow", given, "", "not_a_room")]
+
+
+def test_follow_is_in_the_address_only_while_following():
+    assert "follow" not in ExplorerState().query()
+    state = ExplorerState(follow="k3m9qz", lang="en")
+    assert state.query()["follow"] == "k3m9qz"
+    values, notices = parse_query(state.query())
+    assert notices == [] and values["follow"] == "k3m9qz"

@@ -1,0 +1,542 @@
+"""The room box: start a room, share its link and QR code, follow a teacher, step off and back on.
+
+One small box, fixed at the bottom left of every page (``app.extras``). Its
+Bokeh models, for tests: ``room_start`` (start a room), ``room_link`` (its
+``text`` is the join link, ``…?follow=ROOM``), ``room_detach`` and
+``room_follow`` (a follower's two buttons), ``room_end`` and the container
+``room_box`` (its ``message`` says what the page is doing).
+
+Who drives: the session that started the room, or a later page of the same
+browser tab that proves it holds the room's secret (the secret goes to the
+teacher's tab once, into ``sessionStorage``, and comes back as ``claim`` when
+the teacher opens another page). A follower's own changes stay its own; a
+claim with a wrong secret is refused, logged and said on the page.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import re
+import time
+from typing import ClassVar
+
+import panel as pn
+import param
+from panel.custom import Children, JSComponent
+from panel.io.state import set_curdoc
+from tornado.ioloop import IOLoop
+
+from app import rooms
+from app.state import URL_PARAMETERS, ExplorerState, parse_query
+from app.strings import text
+
+log = logging.getLogger("app.rooms")
+
+#: Values of a teacher's state that a room does not carry: each follower keeps its own language.
+NOT_SENT = ("lang", "follow")
+#: A section id as the lesson writes them (a slug); anything else is not scrolled to.
+SECTION_ID = re.compile(r"[a-z0-9_-]{1,40}")
+#: Sizes first: the bounds of pair, pos and k depend on them.
+SIZES = ("d_model", "T", "base")
+
+#: Session ids (hashed) built by this process: the deployment test checks that none is built twice.
+SESSIONS_BUILT: list[str] = []
+
+_BOX_CSS = """
+:host { --pe-room-bg: var(--pe-surface, #ffffff); --pe-room-ink: var(--pe-ink, #222222);
+        --pe-room-accent: var(--pe-accent, #007A5A); --pe-room-line: var(--pe-muted, #555555); }
+.pe-room { position: fixed; left: 0.5rem; bottom: 0.5rem; z-index: 900; max-width: min(20rem, calc(100vw - 1rem));
+           box-sizing: border-box; padding: 0.35rem 0.6rem; background: var(--pe-room-bg); color: var(--pe-room-ink);
+           border: 2px solid var(--pe-room-line); border-radius: 8px; font-size: 0.95rem;
+           display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.5rem;
+           box-shadow: 0 1px 4px rgba(0, 0, 0, 0.25); }
+.pe-room.pe-room-aside { opacity: 0; pointer-events: none; }
+.pe-room.pe-room-aside:focus-within { opacity: 1; pointer-events: auto; }
+.pe-room p { margin: 0; flex: 1 1 100%; }
+.pe-room p:empty { display: none; }
+"""
+
+_BUTTON_CSS = """
+button { font: inherit; font-size: 0.95rem; padding: 0.2em 0.7em; border-radius: 6px; cursor: pointer;
+         border: 2px solid var(--pe-accent, #007A5A); background: var(--pe-surface, #ffffff);
+         color: var(--pe-accent, #007A5A); }
+button:hover { background: var(--pe-accent, #007A5A); color: var(--pe-surface, #ffffff); }
+button:focus-visible, a:focus-visible { outline: 3px solid var(--pe-focus, #0072B2); outline-offset: 2px; }
+[hidden] { display: none !important; }
+"""
+
+
+class RoomButton(JSComponent):
+    """A text button that counts its clicks (Python watches ``clicks``)."""
+
+    label = param.String(default="")
+    clicks = param.Integer(default=0, bounds=(0, None))
+    shown = param.Boolean(default=True)
+
+    _esm = """
+    export function render({ model }) {
+      const button = document.createElement("button");
+      button.type = "button";
+      const show = () => { button.textContent = model.label; button.hidden = !model.shown; };
+      button.addEventListener("click", () => { model.clicks = model.clicks + 1; });
+      model.on(["label", "shown"], show);
+      show();
+      return button;
+    }
+    """
+
+    _stylesheets: ClassVar[list[str]] = [_BUTTON_CSS]
+
+
+class RoomLink(JSComponent):
+    """The join link, and a button that shows its QR code large (``large`` opens it from Python too)."""
+
+    text = param.String(default="", doc="The join link: the teacher's page with ?follow=ROOM.")
+    qr = param.String(default="", doc="Address of the link's QR code (an SVG the app serves).")
+    link_label = param.String(default="")
+    qr_show = param.String(default="")
+    qr_hide = param.String(default="")
+    qr_alt = param.String(default="")
+    large = param.Boolean(default=False, doc="Whether the QR code is shown large (presentation).")
+
+    _esm = """
+    export function render({ model }) {
+      const wrap = document.createElement("span");
+      wrap.className = "pe-room-link";
+      const link = document.createElement("a");
+      const hidden = document.createElement("span");
+      hidden.className = "pe-room-hidden";
+      const shown = document.createElement("span");
+      link.append(hidden, shown);
+      const open = document.createElement("button");
+      open.type = "button";
+      const dialog = document.createElement("div");
+      dialog.className = "pe-room-qr";
+      dialog.setAttribute("role", "dialog");
+      dialog.setAttribute("aria-modal", "true");
+      const image = document.createElement("img");
+      const caption = document.createElement("p");
+      const close = document.createElement("button");
+      close.type = "button";
+      dialog.append(image, caption, close);
+      wrap.append(link, open, dialog);
+      const show = () => {
+        wrap.hidden = !model.text;
+        link.href = model.text || "#";
+        shown.textContent = model.text.replace(/^https?:[/][/]/, "");
+        // The visible address stays in the accessible name (WCAG 2.5.3), after what the link is for.
+        hidden.textContent = model.link_label + ": ";
+        open.textContent = model.qr_show;
+        close.textContent = model.qr_hide;
+        image.alt = model.qr_alt;
+        dialog.setAttribute("aria-label", model.qr_alt);
+        caption.textContent = model.text;
+        dialog.hidden = !(model.large && model.text);
+        if (!dialog.hidden && model.qr && image.getAttribute("src") !== model.qr) image.src = model.qr;
+      };
+      open.addEventListener("click", () => { model.large = true; close.focus({ preventScroll: true }); });
+      close.addEventListener("click", () => { model.large = false; open.focus({ preventScroll: true }); });
+      dialog.addEventListener("keydown", (event) => { if (event.key === "Escape") model.large = false; });
+      model.on(["text", "qr", "large", "link_label", "qr_show", "qr_hide", "qr_alt"], show);
+      show();
+      return wrap;
+    }
+    """
+
+    _stylesheets: ClassVar[list[str]] = [_BUTTON_CSS + """
+    .pe-room-link { display: inline-flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.5rem; }
+    .pe-room-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
+                      white-space: nowrap; }
+    .pe-room-link a { color: var(--pe-accent, #007A5A); max-width: 15rem; overflow: hidden; text-overflow: ellipsis;
+                      white-space: nowrap; display: inline-block; }
+    .pe-room-qr { position: fixed; inset: 0; z-index: 1000; background: var(--pe-surface, #ffffff);
+                  color: var(--pe-ink, #222222); display: flex; flex-direction: column; align-items: center;
+                  justify-content: center; gap: 1rem; }
+    .pe-room-qr img { width: min(80vh, 90vw); height: min(80vh, 90vw); image-rendering: pixelated; }
+    .pe-room-qr p { font-size: 1.6rem; margin: 0; word-break: break-all; text-align: center; }
+    """]
+
+
+class RoomPanel(JSComponent):
+    """The fixed box holding the room's controls; the browser side of following and of claiming a room.
+
+    To the browser: ``message``, ``mode``, ``room``, ``secret`` (to the teacher's tab, once) and
+    ``target`` (``path#section`` a follower should show). From it: ``location`` (``path#section``
+    the page shows) and ``claim`` (``room:secret`` from the tab's storage, on a teacher's next page).
+    """
+
+    objects = Children()
+    message = param.String(default="")
+    region = param.String(default="")
+    mode = param.String(default="idle")
+    room = param.String(default="")
+    secret = param.String(default="")
+    target = param.String(default="")
+    location = param.String(default="")
+    claim = param.String(default="")
+
+    _esm = """
+    const KEY = "pe-room";
+    const find = (root, id) => {
+      const hit = root.getElementById?.(id);
+      if (hit) return hit;
+      for (const el of root.querySelectorAll("*")) {
+        const inner = el.shadowRoot && find(el.shadowRoot, id);
+        if (inner) return inner;
+      }
+      return null;
+    };
+    const headings = (root, out) => {
+      for (const el of root.querySelectorAll("*")) {
+        if (el.matches("h2.pe-section[id]")) out.push(el);
+        if (el.shadowRoot) headings(el.shadowRoot, out);
+      }
+      return out;
+    };
+    const currentSection = () => {
+      let current = "";
+      for (const el of headings(document, [])) {
+        if (el.getBoundingClientRect().top < window.innerHeight * 0.4) current = el.id;
+      }
+      return current;
+    };
+
+    export function render({ model }) {
+      const box = document.createElement("div");
+      box.className = "pe-room";
+      box.setAttribute("role", "region");
+      const message = document.createElement("p");
+      message.setAttribute("aria-live", "polite");
+      box.append(message, ...model.get_child("objects"));
+      // Room below the last control of the page, so the box never has to cover it.
+      document.body.style.paddingBottom = "5rem";
+      const store = () => {
+        if (model.mode === "teacher" && model.secret) {
+          sessionStorage.setItem(KEY, JSON.stringify({ room: model.room, secret: model.secret }));
+        } else if (model.mode === "ended") {
+          sessionStorage.removeItem(KEY);  // closed by the teacher (a new page starts idle: it may still claim)
+        }
+      };
+      let reported = "";
+      const report = () => {
+        const where = window.location.pathname + "#" + currentSection();
+        if (where !== reported) { reported = where; model.location = where; }
+      };
+      let scrolled = "", keeping = 0;
+      // The reader takes over: stop keeping a section in place.
+      for (const type of ["wheel", "touchstart", "mousedown", "keydown"]) {
+        window.addEventListener(type, () => { keeping += 1; }, { passive: true });
+      }
+      const follow = () => {
+        if (model.mode !== "following" || !model.target) return;
+        const [path, section] = model.target.split("#");
+        if (path && path !== window.location.pathname) {
+          const url = new URL(path, window.location.origin);
+          if (url.origin !== window.location.origin) return;
+          url.searchParams.set("follow", model.room);
+          url.searchParams.set("lang", document.documentElement.lang || "es");
+          url.hash = section || "";
+          window.location.assign(url.href);
+          return;
+        }
+        if (section && section !== scrolled) {
+          scrolled = section;
+          // Keep the heading at the top for a while: sections above it may still be arriving.
+          const token = ++keeping, until = performance.now() + 4000;
+          const keep = () => {
+            if (token !== keeping || performance.now() > until) return;
+            const el = find(document, section);
+            if (el && Math.abs(el.getBoundingClientRect().top) > 2) el.scrollIntoView({ block: "start" });
+            setTimeout(keep, 150);
+          };
+          keep();
+        }
+      };
+      const show = () => {
+        message.textContent = model.message;
+        box.setAttribute("aria-label", model.region);
+        store();
+        if (model.mode !== "following") scrolled = "";
+        follow();
+        requestAnimationFrame(place);
+      };
+      // The box never covers a control of the page: where one would lie under it (the lesson's controls
+      // scroll past the bottom left), the box steps aside (transparent, and clicks go through it) until the
+      // reader scrolls on. It stays in the Tab order, and shows while the keyboard is in it.
+      const interactive = "a[href], button, input, select, textarea, [role=radio], [role=slider], .noUi-handle, "
+        + "[tabindex]:not([tabindex='-1'])";
+      const controls = (root, out) => {
+        for (const el of root.querySelectorAll("*")) {
+          if (el === box) continue;
+          if (el.matches(interactive)) out.push(el);
+          if (el.shadowRoot && el !== box.getRootNode().host) controls(el.shadowRoot, out);
+        }
+        return out;
+      };
+      const inside = (el) => {
+        for (let node = el; node; node = node.getRootNode()?.host) if (node === box || box.contains(node)) return true;
+        return false;
+      };
+      const place = () => {
+        box.classList.remove("pe-room-aside");
+        const area = box.getBoundingClientRect();
+        const covers = controls(document, []).some((el) => {
+          if (inside(el)) return false;
+          const r = el.getBoundingClientRect();
+          return r.width > 0 && r.height > 0 && r.left < area.right && r.right > area.left
+            && r.top < area.bottom && r.bottom > area.top;
+        });
+        const using = box.matches(":focus-within") || [...box.querySelectorAll("*")].some(
+          (el) => el.shadowRoot && el.shadowRoot.activeElement);
+        box.classList.toggle("pe-room-aside", covers && !using);
+      };
+      let timer = 0, placing = 0;
+      window.addEventListener("scroll", () => {
+        cancelAnimationFrame(placing);
+        placing = requestAnimationFrame(place);
+        if (model.mode !== "teacher") return;
+        clearTimeout(timer);
+        timer = setTimeout(report, 250);
+      }, { passive: true });
+      window.addEventListener("resize", () => {
+        cancelAnimationFrame(placing);
+        placing = requestAnimationFrame(place);
+      });
+      // The page grows as its later parts arrive: look again now and then (cheap: a walk of the page).
+      setInterval(place, 1000);
+      window.addEventListener("hashchange", report);
+      model.on(["message", "mode", "secret", "target", "region"], show);
+      show();
+      report();
+      if (model.mode === "idle") {
+        try {
+          const held = JSON.parse(sessionStorage.getItem(KEY) || "null");
+          if (held && held.room && held.secret) model.claim = held.room + ":" + held.secret;
+        } catch (e) { sessionStorage.removeItem(KEY); }
+      }
+      return box;
+    }
+    """
+
+    _stylesheets: ClassVar[list[str]] = [_BOX_CSS]
+
+
+@functools.cache
+def page_paths() -> frozenset[str]:
+    """The paths of every page of the app (a room only ever sends a follower to one of them)."""
+    from app.pages import routes  # the pages import the extras, which import this module
+
+    return frozenset("/" if key == "/" else f"/{key}" for key in routes())
+
+
+def public_origin(headers: dict) -> str:
+    """``scheme://host[:port]`` the browser used, behind a proxy too (``X-Forwarded-Proto``/``-Host``)."""
+    def first(name: str) -> str:
+        value = headers.get(name) or headers.get(name.lower()) or ""
+        return str(value).split(",")[0].strip()
+
+    scheme = first("X-Forwarded-Proto") or "http"
+    host = first("X-Forwarded-Host") or first("Host") or "localhost"
+    scheme = scheme if scheme in ("http", "https") else "http"
+    host = host if re.fullmatch(r"[A-Za-z0-9.\-:\[\]]{1,255}", host) else "localhost"
+    return f"{scheme}://{host}"
+
+
+class RoomBox(pn.viewable.Viewer):
+    """One session's room controls and its part in a room: none, teacher or follower."""
+
+    def __init__(self, state: ExplorerState, kind: str, **params):
+        super().__init__(**params)
+        self.state = state
+        self.lang = lang = state.lang
+        self.bus = rooms.bus()
+        self.room = ""
+        self.secret = ""
+        self.seq = 0
+        self.follower: rooms.Follower | None = None
+        self.applied_seq = -1
+        self._last_publish = 0.0
+        self._publish_scheduled = False
+        self.path = "/"
+        self.section = ""
+        self.start = RoomButton(label=text(lang, "room_start"), name="room_start", margin=0)
+        self.link = RoomLink(link_label="", qr_show=text(lang, "room_qr_show"), qr_hide=text(lang, "room_qr_hide"),
+                             name="room_link", margin=0)
+        self.end = RoomButton(label=text(lang, "room_end"), name="room_end", shown=False, margin=0)
+        self.detach = RoomButton(label=text(lang, "room_detach"), name="room_detach", shown=False, margin=0)
+        self.follow = RoomButton(label=text(lang, "room_follow"), name="room_follow", shown=False, margin=0)
+        self.panel = RoomPanel(objects=[self.start, self.link, self.end, self.detach, self.follow],
+                               region=text(lang, "room_region"), name="room_box", width=0, height=0, margin=0)
+        self.start.param.watch(lambda _e: self.start_room(), "clicks")
+        self.end.param.watch(lambda _e: self.end_room(), "clicks")
+        self.detach.param.watch(lambda _e: self.detach_from_room(), "clicks")
+        self.follow.param.watch(lambda _e: self.follow_again(), "clicks")
+        self.panel.param.watch(self._on_claim, "claim")
+        self.panel.param.watch(self._on_location, "location")
+        state.param.watch(self._on_state, [name for name in URL_PARAMETERS if name not in NOT_SENT])
+        doc = pn.state.curdoc
+        self.doc = doc
+        if doc is not None and doc.session_context is not None:
+            SESSIONS_BUILT.append(hashlib.sha256(doc.session_context.id.encode()).hexdigest()[:16])
+            pn.state.on_session_destroyed(lambda _context: self.close())
+        if self.bus is None:
+            self._set_mode("unavailable", text(lang, "room_needs_redis"))
+        elif state.follow:
+            self._join(state.follow)
+        else:
+            self._set_mode("idle", "")
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self.panel
+
+    # --- modes -----------------------------------------------------------------------------------
+
+    def _set_mode(self, mode: str, message: str) -> None:
+        self.mode = mode
+        self.start.shown = mode in ("idle", "ended")
+        self.end.shown = mode == "teacher"
+        self.detach.shown = mode == "following"
+        self.follow.shown = mode == "detached"
+        self.panel.param.update(mode=mode, message=message, room=self.room)
+
+    def start_room(self) -> None:
+        """Start a room driven by this session (the start button)."""
+        if self.bus is None or self.mode not in ("idle", "ended"):
+            return
+        self.room, self.secret = rooms.create_room(self.bus)
+        self._become_teacher()
+        self.panel.secret = self.secret  # to the teacher's tab only, for its next pages
+        self.publish()
+
+    def _become_teacher(self) -> None:
+        origin = public_origin(dict(pn.state.headers or {}))
+        path = self.path if self.path in page_paths() else "/"
+        link = f"{origin}{path}?follow={self.room}"
+        self.link.param.update(text=link, qr=f"/room_qr.svg?room={self.room}&path={path}",
+                               link_label=text(self.lang, "room_link_label", room=self.room),
+                               qr_alt=text(self.lang, "room_qr_alt", room=self.room))
+        self._set_mode("teacher", text(self.lang, "room_teacher", room=self.room))
+
+    def end_room(self) -> None:
+        """Stop driving: followers keep the last state; the tab forgets the secret."""
+        self.secret = ""
+        self.link.param.update(text="", large=False)
+        self.room = ""
+        self._set_mode("ended", "")
+
+    def _join(self, room: str) -> None:
+        self.room = room
+        if not self.bus.exists(room):
+            self._set_mode("missing", text(self.lang, "room_missing", room=room))
+            return
+        self._subscribe()
+        self._set_mode("following", text(self.lang, "room_following", room=room))
+        latest = self.bus.latest(room)
+        state = rooms.decode_state(latest) if latest else None
+        if state is not None:
+            self.apply(state)
+
+    def _subscribe(self) -> None:
+        if self.follower is None and self.doc is not None:
+            self.follower = rooms.Follower(self.room, self.doc, self.apply, self.bus)
+
+    def detach_from_room(self) -> None:
+        """"Explore on my own": stop applying the teacher's states; the sliders are the student's."""
+        if self.mode != "following":
+            return
+        self.close()
+        self._set_mode("detached", text(self.lang, "room_detached", room=self.room))
+
+    def follow_again(self) -> None:
+        """"Follow again": jump to the teacher's current state and keep following."""
+        if self.mode != "detached":
+            return
+        self._join(self.room)
+
+    def close(self) -> None:
+        """Stop following (the session ended or the student detached)."""
+        if self.follower is not None:
+            self.follower.close()
+            self.follower = None
+
+    # --- the teacher's side ------------------------------------------------------------------------
+
+    def _on_claim(self, event: param.parameterized.Event) -> None:
+        claim = str(event.new or "")
+        room, _, secret = claim.partition(":")
+        if not claim or self.bus is None:
+            return
+        if self.mode == "teacher" or not rooms.valid_room_id(room):
+            return
+        if not self.bus.check(room, secret):
+            log.warning("refused a claim to drive room %s: wrong secret", room)
+            self.panel.message = text(self.lang, "room_refused", room=room)
+            return
+        self.close()
+        self.room, self.secret = room, secret
+        self._become_teacher()
+        self.publish()
+
+    def _on_location(self, event: param.parameterized.Event) -> None:
+        path, _, section = str(event.new or "").partition("#")
+        self.path = path if path in page_paths() else self.path
+        self.section = section if SECTION_ID.fullmatch(section) else ""
+        if self.mode == "teacher":
+            if self.link.text and not self.link.text.split("?")[0].endswith(self.path):
+                self._become_teacher()  # the teacher's first report of the page: the link names it
+            self._schedule_publish()
+
+    def _on_state(self, *_events: param.parameterized.Event) -> None:
+        if self.mode == "teacher":
+            self._schedule_publish()
+
+    def _schedule_publish(self) -> None:
+        wait = rooms.PUBLISH_INTERVAL_S - (time.monotonic() - self._last_publish)
+        loop = IOLoop.current(instance=False)
+        if wait <= 0 or loop is None:
+            self.publish()
+        elif not self._publish_scheduled:
+            # On the loop, not as the document's timeout callback: publishing reads the state and
+            # touches no model, and a document callback added while Panel holds the document is lost.
+            self._publish_scheduled = True
+            loop.call_later(wait, self._publish_later)
+
+    def _publish_later(self) -> None:
+        self._publish_scheduled = False
+        if self.mode == "teacher":
+            self.publish()
+
+    def publish(self) -> None:
+        """Send this (teacher's) session's state to the room; only a session holding the secret gets here."""
+        if self.mode != "teacher" or self.bus is None:
+            return
+        self._last_publish = time.monotonic()
+        self.seq += 1
+        values = {key: value for key, value in self.state.query().items() if key not in NOT_SENT}
+        self.bus.publish(self.room, rooms.encode_state(self.path, self.section, values, self.seq))
+
+    # --- the follower's side -----------------------------------------------------------------------
+
+    def apply(self, published: dict) -> None:
+        """Show a teacher's state: values clamped like any address's, the follower's language kept."""
+        if self.mode != "following":
+            return
+        values, _notices = parse_query(published["values"], default_lang=self.lang)
+        for key in NOT_SENT:
+            values.pop(key, None)
+        # Panel sends a change at once only when the document is its current one; otherwise it queues
+        # every change as a callback of its own, one per state: the queue that coalescing must avoid.
+        with set_curdoc(self.doc), pn.io.hold(self.doc):
+            self.state.param.update({key: values[key] for key in SIZES if key in values})
+            self.state.param.update({key: value for key, value in values.items() if key not in SIZES})
+            path = published["path"] if published["path"] in page_paths() else ""
+            section = published["section"] if SECTION_ID.fullmatch(published["section"]) else ""
+            self.panel.target = f"{path}#{section}" if path else ""
+        self.applied_seq = published["seq"]
+
+
+def room_box(state: ExplorerState, kind: str) -> RoomBox:
+    """The page-wide maker for ``app.extras.PAGE_EXTRAS``: every kind of page gets a room box."""
+    return RoomBox(state, kind)

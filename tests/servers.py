@@ -1,0 +1,134 @@
+"""redis-server and deploy/run-local (nginx + app processes) as plain processes on free loopback ports.
+
+Each is started with its own temporary directory, waited for with a bounded poll and stopped
+(SIGTERM, then SIGKILL after a bounded wait) when its ``with`` block ends. Missing binaries skip
+the test locally and fail it under CI=true, like Chromium for the browser tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def need(binary: str) -> str:
+    """The path of ``binary`` (also looked for in /usr/sbin); skip, or fail under CI=true, without it."""
+    path = shutil.which(binary) or (f"/usr/sbin/{binary}" if os.access(f"/usr/sbin/{binary}", os.X_OK) else None)
+    if path is None:
+        message = f"{binary} is not installed (bash tests/install.sh installs it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def _stop(process: subprocess.Popen, timeout: float = 20.0) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+@contextmanager
+def redis_server(timeout: float = 20.0) -> Iterator[str]:
+    """A redis-server of its own on loopback, no persistence; yields its URL."""
+    binary = need("redis-server")
+    port = free_port()
+    folder = tempfile.mkdtemp(prefix="pe-test-redis-")
+    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", folder, "--save", "",
+                                "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"],
+                               stdout=subprocess.DEVNULL)
+    try:
+        import redis
+
+        client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=1)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.05)  # polling interval
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        _stop(process)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def get(url: str, cookie: str | None = None, timeout: float = 10.0) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return response.status, dict(response.headers.items()), response.read()
+
+
+def answers(url: str) -> bool:
+    try:
+        return get(url, timeout=2)[0] == 200
+    except OSError:
+        return False
+
+
+@contextmanager
+def run_local(procs: int = 2, redis_url: str = "", timeout: float = 120.0) -> Iterator[str]:
+    """``deploy/run-local`` with ``procs`` app processes (session stats on); yields nginx's base URL."""
+    need("nginx")
+    port = free_port()
+    command = [sys.executable, str(ROOT / "deploy" / "run-local"), "--port", str(port), "--procs", str(procs)]
+    if redis_url:
+        command += ["--redis-url", redis_url]
+    env = {**os.environ, "PE_SESSION_STATS": "1"}
+    env.pop("PE_REDIS_URL", None)
+    process = subprocess.Popen(command, cwd=ROOT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while not answers(f"{url}/liveness"):
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError(f"deploy/run-local did not answer on {url}")
+            time.sleep(0.1)  # polling interval
+        yield url
+    finally:
+        _stop(process, timeout=30)
+
+
+def sessions_of(url: str, cookie: str) -> dict:
+    """The app process that ``cookie`` reaches through nginx: its pid and the sessions it built."""
+    return json.loads(get(f"{url}/pe_sessions", cookie=cookie)[2])
+
+
+def keys_per_process(url: str, processes: int, tries: int = 64) -> dict[int, str]:
+    """One nginx cookie key (``pe_backend``) per app process: pid -> key (random keys until each is hit)."""
+    found: dict[int, str] = {}
+    for _ in range(tries):
+        key = secrets.token_hex(16)
+        found.setdefault(sessions_of(url, f"pe_backend={key}")["pid"], key)
+        if len(found) == processes:
+            return found
+    raise AssertionError(f"{tries} keys reached only {len(found)} of {processes} processes")

@@ -1,0 +1,116 @@
+"""A whole class in Chromium: nginx in front of two app processes (deploy/run-local) with Redis.
+
+The lesson through nginx moves with its sliders and builds each session once; a teacher on one
+process drives followers on the other; a student's forged claim to drive is refused; a follower
+detaches and follows again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import pytest
+import redis
+
+from app.strings import text
+from tests.helpers import model_property, press, source_data, wait_for_source, wait_until
+from tests.servers import get, keys_per_process, redis_server, run_local, sessions_of
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def stack():
+    """(nginx's URL, Redis's URL, {pid: cookie key}) for two app processes behind nginx, rooms through Redis."""
+    with redis_server() as redis_url, run_local(procs=2, redis_url=redis_url) as url:
+        yield url, redis_url, keys_per_process(url, 2)
+
+
+def built(url: str, keys: dict[int, str]) -> Counter:
+    """How often each session (hashed id) was built, over both processes."""
+    return Counter(h for key in keys.values() for h in sessions_of(url, f"pe_backend={key}")["sessions"])
+
+
+def new_page(browser, url: str, locale: str, key: str | None = None):
+    context = browser.new_context(locale=locale, viewport={"width": 1280, "height": 800})
+    if key is not None:
+        context.add_cookies([{"name": "pe_backend", "value": key, "url": url}])
+    return context.new_page()
+
+
+def test_the_lesson_through_nginx_moves_and_each_session_is_built_once(browser, stack):
+    url, _redis_url, keys = stack
+    before = built(url, keys)
+    pages = [new_page(browser, url, "en-US") for _ in range(3)]
+    for page in pages:
+        page.goto(f"{url}/?lang=en")
+        wait_for_source(page, "order_outputs", timeout=30)
+    first = pages[0]
+    old = source_data(first, "order_outputs")["with_pe"].tolist()
+    press(first, text("en", "d_model"), "ArrowRight")
+    wait_for_source(first, "order_outputs", lambda d: d["with_pe"].tolist() != old)
+    # nginx set its cookie on each browser, and each page's session was built once, by one process.
+    for page in pages:
+        assert [c["name"] for c in page.context.cookies()] == ["pe_backend"]
+    after = built(url, keys)
+    new = after - before
+    assert sum(new.values()) == 3 and set(new.values()) == {1}
+    assert max(after.values()) == 1
+    for page in pages:
+        page.context.close()
+
+
+def test_followers_on_the_other_process_follow_the_teacher(browser, stack):
+    url, redis_url, keys = stack
+    (_, teacher_key), (_, student_key) = sorted(keys.items())
+    teacher = new_page(browser, url, "en-US", teacher_key)
+    teacher.goto(f"{url}/explore?lang=en")
+    wait_for_source(teacher, "distance_marker", timeout=30)
+    teacher.get_by_role("button", name=text("en", "room_start")).click()
+    link = wait_until(lambda: model_property(teacher, "room_link", "text"), message="no join link")
+    assert re.fullmatch(rf"{re.escape(url)}/explore\?follow=[a-hjkmnp-z2-9]{{6}}", link), link
+    room = link.rsplit("=", 1)[1]
+    status, headers, svg = get(f"{url}/room_qr.svg?room={room}&path=/explore")
+    assert status == 200 and headers["Content-Type"] == "image/svg+xml" and link.encode() in svg
+
+    followers = [new_page(browser, url, "es-ES", student_key) for _ in range(2)]
+    for follower in followers:
+        follower.goto(link)
+        wait_for_source(follower, "distance_marker", timeout=30)
+        wait_until(lambda f=follower: model_property(f, "room_box", "message") == text("es", "room_following",
+                                                                                        room=room))
+        assert follower.evaluate("() => document.documentElement.lang") == "es"
+
+    def k_of(page) -> int:
+        return int(source_data(page, "distance_marker")["k"][0])
+
+    press(teacher, text("en", "k"), "ArrowRight", times=2)
+    for follower in followers:
+        wait_until(lambda f=follower: k_of(f) == 5, timeout=15, message="a follower did not follow k")
+        assert follower.get_by_text(text("es", "room_detach")).is_visible()  # still in Spanish
+
+    # A student forges a claim to drive: refused, said on the page; the student's own moves stay theirs.
+    forger, other = followers
+    forger.evaluate("(room) => { Bokeh.documents[0].get_model_by_name('room_box').claim = room + ':forged'; }", room)
+    wait_until(lambda: model_property(forger, "room_box", "message") == text("es", "room_refused", room=room),
+               message="the forged claim was not refused on the page")
+    press(forger, text("es", "k"), "ArrowLeft", times=3)
+    wait_until(lambda: k_of(forger) == 2, message="the student's own slider did not move their page")
+    state = json.loads(redis.Redis.from_url(redis_url).get(f"pe:room:{room}:state"))
+    assert state["values"]["k"] == "5", "a student's move reached the room"
+    assert k_of(other) == 5 and k_of(teacher) == 5
+
+    # Explore on my own, then follow again.
+    other.get_by_role("button", name=text("es", "room_detach")).click()
+    wait_until(lambda: model_property(other, "room_box", "message") == text("es", "room_detached", room=room))
+    press(other, text("es", "k"), "ArrowLeft")
+    wait_until(lambda: k_of(other) == 4)
+    press(teacher, text("en", "k"), "ArrowRight")
+    wait_until(lambda: k_of(forger) == 6, timeout=15, message="the follower did not get the teacher's move")
+    assert k_of(other) == 4, "a detached student still follows"
+    other.get_by_role("button", name=text("es", "room_follow")).click()
+    wait_until(lambda: k_of(other) == 6, timeout=15, message="follow again did not jump to the teacher's state")
+    for page in (teacher, *followers):
+        page.context.close()
