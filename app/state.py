@@ -25,6 +25,7 @@ a value outside its bounds.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -58,8 +59,17 @@ MAX_WORD_LENGTH = 24
 #: Parameters that travel in the query string, in the order they are written there.
 VIEW_PARAMETERS = ("d_model", "T", "base", "pair", "pos", "k")
 LESSON_PARAMETERS = ("pairs_from", "pairs_to", "heads", "reserve", "sentence", "mistake")
-#: How the page is shown (not what it shows).
-PAGE_PARAMETERS: tuple[str, ...] = ()
+#: How the page is shown (not what it shows): presentation mode, its slide, the theme, the animation.
+#: Written into the address only when they differ from their defaults.
+PAGE_PARAMETERS: tuple[str, ...] = ("present", "slide", "theme", "play", "speed", "loop", "play_k")
+THEMES = ("light", "dark")
+#: Play speeds, in steps of pos per second (``+`` and ``-`` walk this list).
+SPEEDS: tuple[int, ...] = (1, 2, 3, 5, 8, 12, 20)
+#: A slide's name: a lesson section's slug or a view's name (the page checks it against its own).
+SLIDE_PATTERN = re.compile(r"^[a-z][a-z_]{0,39}$")
+#: How "yes" and "no" may be written in the address.
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
 #: Following a teacher's room.
 ROOM_PARAMETERS: tuple[str, ...] = ()
 URL_PARAMETERS = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, *PAGE_PARAMETERS, *ROOM_PARAMETERS, "lang")
@@ -96,6 +106,13 @@ class ExplorerState(param.Parameterized):
     mistake = param.Selector(default="none", objects=list(MISTAKES), doc=(
         "A published bug applied to the table the views draw (app.core.mistake_columns); 'none' is the encoding."))
     lang = param.Selector(default="es", objects=list(LANGUAGES), doc="Language of the interface.")
+    present = param.Boolean(default=False, doc="Presentation mode: one section or view at a time, large type.")
+    slide = param.String(default="", doc="The section or view shown in presentation mode; empty: the page's first.")
+    theme = param.Selector(default="light", objects=list(THEMES), doc="Light or dark high-contrast colours.")
+    play = param.Boolean(default=False, doc="Whether the animation runs (pos, and k when play_k).")
+    speed = param.Selector(default=3, objects=list(SPEEDS), doc="Animation speed, steps of pos per second.")
+    loop = param.Boolean(default=True, doc="At the end of pos the animation starts again (else it stops).")
+    play_k = param.Boolean(default=False, doc="The animation also runs k (from -(T-1) up) once pos has run.")
 
     lesson_preset = param.Action(lambda self: self.apply_preset("lesson"))
     paper_preset = param.Action(lambda self: self.apply_preset("paper"))
@@ -166,8 +183,22 @@ class ExplorerState(param.Parameterized):
         return self.pos + self.k
 
     def query(self) -> dict[str, str]:
-        """The query-string form of the state (inverse of ``parse_query``); no ``sentence`` while it is the lesson's."""
-        return {name: str(getattr(self, name)) for name in URL_PARAMETERS if name != "sentence" or self.sentence}
+        """The query-string form of the state (inverse of ``parse_query``).
+
+        No ``sentence`` while it is the lesson's, and the page's parameters only where
+        they differ from their defaults (a plain link stays short).
+        """
+        query = {}
+        for name in URL_PARAMETERS:
+            value = getattr(self, name)
+            if name == "sentence" and not value:
+                continue
+            if name in PAGE_PARAMETERS:
+                if value == self.param[name].default:
+                    continue
+                value = int(value) if isinstance(value, bool) else value
+            query[name] = str(value)
+        return query
 
     def words(self) -> list[str]:
         """The words of ``sentence``, or ``[]`` when it is the lesson's default."""
@@ -298,6 +329,29 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
         values["sentence"] = clean_sentence(args["sentence"])
         if values["sentence"] != " ".join(args["sentence"].split()):
             note("sentence", args["sentence"], values["sentence"], "sentence_cut")
+
+    def flag(name: str) -> None:
+        if name not in args:
+            return
+        given = args[name].strip().lower()
+        values[name] = given in TRUE_WORDS if given in TRUE_WORDS + FALSE_WORDS else defaults[name].default
+        if given not in TRUE_WORDS + FALSE_WORDS:
+            note(name, args[name], int(values[name]), "not_allowed")
+
+    for name in ("present", "play", "loop", "play_k"):
+        flag(name)
+    if "slide" in args:
+        given = args["slide"].strip().lower()
+        values["slide"] = given if SLIDE_PATTERN.match(given) or not given else ""
+        if values["slide"] != given:
+            note("slide", args["slide"], values["slide"], "not_allowed")
+    choice("theme", THEMES)
+    if "speed" in args:
+        number = _to_float(args["speed"])
+        nearest = SPEEDS[2] if number is None else min(SPEEDS, key=lambda s: (abs(s - number), s))
+        values["speed"] = nearest
+        if nearest != number:
+            note("speed", args["speed"], nearest, "not_a_number" if number is None else "off_grid")
 
     choice("lang", LANGUAGES, fallback=default_lang)
     return values, notices
