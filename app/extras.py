@@ -15,12 +15,17 @@ import panel as pn
 from app.state import ExplorerState
 from components.a11y import accessible_names
 from components.connection import connection_status
+from components.keyboard import page_keys
+from components.present import page_look, page_tools
 
 PageExtra = Callable[[ExplorerState, str], pn.viewable.Viewable | None]
 
 PAGE_EXTRAS: list[PageExtra] = [
     connection_status,
     accessible_names,
+    page_look,
+    page_keys,
+    page_tools,
 ]
 
 

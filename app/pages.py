@@ -36,10 +36,12 @@ from components.checks import LiveChecks
 from components.clocks import PairClocks
 from components.controls import Controls
 from components.distance import ScoreCurve
+from components.keyboard import PageKeys
 from components.ladder import WavelengthLadder
 from components.lazy import LazyPart
 from components.links import StateLinks
 from components.notices import notice_alert
+from components.present import Presentation, Slide, choose_slide
 from components.theme import STYLESHEET, html_pane
 
 
@@ -363,7 +365,49 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
     return page
 
 
+# -- Presentation mode (components/present.py): ``?present=1`` turns any page into slides ------------
+
+def slides(state: ExplorerState, kind: str) -> list[Slide]:
+    """The slides of a page of ``kind``: every lesson section (the lesson and its sections' pages), or every view."""
+    lang = state.lang
+    if kind in ("lesson", "section"):
+        return [Slide(slug, section_title(slug, lang), lambda section=section: section(state))
+                for slug, section in LESSON.items()]
+    return [Slide(name, text(lang, spec.title),
+                  lambda spec=spec: pn.Column(Controls(state, spec.controls, columns=3), spec.view(state),
+                                              sizing_mode="stretch_width"))
+            for name, spec in VIEWS.items()]
+
+
+PageMaker = Callable[[], pn.viewable.Viewable]
+
+
+def presentable(page: PageMaker, kind: str, first: str = "") -> PageMaker:
+    """``page``, or in presentation mode its slides (starting on ``first``, or the address's ``slide``)."""
+
+    def maybe_present() -> pn.viewable.Viewable:
+        state, notices = session_state()
+        if not state.present:
+            return page()
+        deck = slides(state, kind)
+        choose_slide(state, deck, first or deck[0].name, notices)
+        presentation = Presentation(state, deck)
+        extras = page_extras(state, kind)
+        for part in extras:
+            if isinstance(part, PageKeys):
+                part.on_slide = presentation.move
+        parts = [notice_alert(state.lang, notices), presentation,
+                 AddressBar(state, title=text(state.lang, "page_title")), *extras]
+        return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
+                         stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-present"])
+
+    maybe_present.__name__ = page.__name__
+    return maybe_present
+
+
 def routes() -> dict[str, Callable[[], pn.viewable.Viewable]]:
     """Every route of the server: the lesson, one per section, ``/explore`` and one per view."""
-    return {"/": lesson_page, **{slug: section_page(slug) for slug in LESSON}, "explore": explore_page,
-            **{name: view_page(name) for name in VIEWS}}
+    return {"/": presentable(lesson_page, "lesson"),
+            **{slug: presentable(section_page(slug), "section", slug) for slug in LESSON},
+            "explore": presentable(explore_page, "explore"),
+            **{name: presentable(view_page(name), "view", name) for name in VIEWS}}

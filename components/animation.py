@@ -1,0 +1,138 @@
+"""The page's one play control: it runs ``pos`` (or ``k``) at a chosen speed, looping or stopping at the end.
+
+The steps are taken on the server (a periodic callback of the session), so every
+view follows the state exactly as it follows a slider, and a key press (space,
+``+``, ``-``; ``components.keyboard``) and the buttons change the same
+parameters of the state: ``play``, ``speed``, ``loop``, ``play_k``. One per page
+(``animation_for``): the clocks view, which used to carry a player of its own,
+has none now, so no page shows two controls named "Play".
+
+A page opened with ``play=1`` starts only once the browser has said whether its
+reader asked for less motion (``prefers-reduced-motion``); if so it stays paused.
+"""
+
+from __future__ import annotations
+
+from weakref import WeakKeyDictionary
+
+import panel as pn
+import param
+
+from app.fastsync import mark_connected, one_message
+from app.state import SPEEDS, ExplorerState
+from app.strings import text
+from components.theme import WIDGET_STYLESHEET
+
+_ANIMATIONS: WeakKeyDictionary[ExplorerState, Animation] = WeakKeyDictionary()
+
+#: The bar's look: one row that wraps; every colour from the theme's variables.
+BAR_CSS = """
+:host { --pe-gap: 0.6em; }
+.bk-btn { font-size: 1.05rem; min-height: 40px; }
+"""
+
+
+class Animation(pn.viewable.Viewer):
+    """Play/pause, speed, loop or stop, and whether k runs instead of pos: one row of controls."""
+
+    state = param.ClassSelector(class_=ExplorerState)
+
+    def __init__(self, state: ExplorerState, **params):
+        super().__init__(state=state, **params)
+        lang = state.lang
+        self._callback: pn.io.PeriodicCallback | None = None
+        # play=1 from the address waits for the browser's word on reduced motion (``browser_ready``).
+        self.wanted = state.play
+        self.ready = False
+        if state.play:
+            state.play = False
+        self.toggle = pn.widgets.Toggle.from_param(
+            state.param.play, name=self._play_label(), button_type="primary", button_style="outline",
+            width=260, margin=(5, 10), stylesheets=[WIDGET_STYLESHEET, BAR_CSS])
+        self.speed = pn.widgets.Select.from_param(
+            state.param.speed, name=text(lang, "animation_speed"),
+            options={text(lang, "animation_speed_value", speed=s): s for s in SPEEDS},
+            width=150, margin=(0, 10, 5, 10), stylesheets=[WIDGET_STYLESHEET])
+        self.loop = pn.widgets.Checkbox.from_param(state.param.loop, name=text(lang, "animation_loop"),
+                                                   margin=(18, 10, 5, 10), stylesheets=[WIDGET_STYLESHEET])
+        self.play_k = pn.widgets.Checkbox.from_param(state.param.play_k, name=text(lang, "animation_k"),
+                                                     margin=(18, 10, 5, 10), stylesheets=[WIDGET_STYLESHEET])
+        self._layout = pn.Row(self.toggle, self.speed, self.loop, self.play_k, name="animation",
+                              css_classes=["pe-animation"], margin=0)
+        state.param.watch(self._run, ["play"])
+        state.param.watch(self._retime, ["speed"])
+
+    def _play_label(self) -> str:
+        return text(self.state.lang, "animation_pause" if self.state.play else "animation_play")
+
+    # -- browser --------------------------------------------------------------------------------
+
+    def browser_ready(self, reduced_motion: bool) -> None:
+        """The page is drawn; start playing if the address asked for it and the reader did not ask for less motion."""
+        if self.ready:
+            return
+        self.ready = True
+        if self.wanted and not reduced_motion:
+            self.state.play = True
+
+    # -- the clock ------------------------------------------------------------------------------
+
+    def _run(self, event: param.parameterized.Event) -> None:
+        self.toggle.name = self._play_label()
+        if event.new and self._callback is None:
+            if self._at_end():
+                self._restart()
+            self._callback = pn.state.add_periodic_callback(self.step, period=self.period)
+        elif not event.new and self._callback is not None:
+            self._callback.stop()
+            self._callback = None
+
+    def _retime(self, _event: param.parameterized.Event) -> None:
+        if self._callback is not None:
+            self._callback.period = self.period
+
+    @property
+    def period(self) -> int:
+        """Milliseconds between two steps at the current speed."""
+        return round(1000 / self.state.speed)
+
+    def _at_end(self) -> bool:
+        s = self.state
+        return (s.k if s.play_k else s.pos) >= s.T - 1
+
+    def _restart(self) -> None:
+        s = self.state
+        if s.play_k:
+            s.k = -(s.T - 1)
+        else:
+            s.pos = 0
+
+    def step(self) -> None:
+        """One step: pos (or k) + 1; at the end, back to the start or stop."""
+        mark_connected()
+        with one_message():
+            s = self.state
+            if not self._at_end():
+                if s.play_k:
+                    s.k += 1
+                else:
+                    s.pos += 1
+            elif s.loop:
+                self._restart()
+            else:
+                s.play = False
+
+    def faster(self, steps: int) -> None:
+        """Move the speed ``steps`` places along ``SPEEDS`` (negative: slower), stopping at the ends."""
+        at = SPEEDS.index(self.state.speed)
+        self.state.speed = SPEEDS[max(0, min(at + steps, len(SPEEDS) - 1))]
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self._layout
+
+
+def animation_for(state: ExplorerState) -> Animation:
+    """The page's one ``Animation`` (built on first use)."""
+    if state not in _ANIMATIONS:
+        _ANIMATIONS[state] = Animation(state)
+    return _ANIMATIONS[state]
