@@ -47,7 +47,7 @@ class Animation(pn.viewable.Viewer):
         if state.play:
             state.play = False
         self.toggle = pn.widgets.Toggle.from_param(
-            state.param.play, name=self._play_label(), button_type="primary", button_style="outline",
+            state.param.play, name=self._play_label(), color="primary", variant="outline",
             width=260, margin=(5, 10), stylesheets=[WIDGET_STYLESHEET, BAR_CSS])
         self.speed = pn.widgets.Select.from_param(
             state.param.speed, name=text(lang, "animation_speed"),

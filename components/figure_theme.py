@@ -39,6 +39,8 @@ from bokeh.models.glyph import Glyph
 DARK_BACKGROUND = "#212529"
 #: Lightest a hue may stay in the dark theme (HLS lightness), so that it stands out on the dark ground.
 DARK_MIN_LIGHTNESS = 0.62
+#: Contrast a hue reaches against the dark ground (a little above WCAG's 4.5:1 for text, for rounding).
+DARK_MIN_CONTRAST = 4.6
 #: Presentation mode: smallest font size of a figure (px), thinnest line (px), growth of a figure's size.
 PRESENT_MIN_FONT_PX = 30
 PRESENT_FONT_SCALE = 1.8
@@ -74,10 +76,26 @@ def dark_color(color: str) -> str:
             return DARK_BACKGROUND  # paper
         # Dark ink -> light ink; greys in between keep their distance from the ground.
         lightness = 0.14 + (1 - lightness) * 0.82
-    else:
-        lightness = max(lightness, DARK_MIN_LIGHTNESS)
-    r, g, b = colorsys.hls_to_rgb(hue, lightness, saturation)
-    return "#{:02x}{:02x}{:02x}".format(*(round(v * 255) for v in (r, g, b)))
+        return _hex(colorsys.hls_to_rgb(hue, lightness, saturation))
+    # A hue: lifted until it reads as text on the dark ground (WCAG 4.5:1), keeping its hue.
+    lightness = max(lightness, DARK_MIN_LIGHTNESS)
+    ground = _luminance(_rgb(DARK_BACKGROUND))  # type: ignore[arg-type]
+    while lightness < 0.95:
+        rgb = colorsys.hls_to_rgb(hue, lightness, saturation)
+        if (_luminance(rgb) + 0.05) / (ground + 0.05) >= DARK_MIN_CONTRAST:
+            break
+        lightness += 0.02
+    return _hex(colorsys.hls_to_rgb(hue, lightness, saturation))
+
+
+def _hex(rgb: tuple[float, float, float]) -> str:
+    return "#{:02x}{:02x}{:02x}".format(*(round(v * 255) for v in rgb))
+
+
+def _luminance(rgb: tuple[float, float, float]) -> float:
+    """WCAG 2 relative luminance."""
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
 
 
 def present_font_size(size: str) -> str:

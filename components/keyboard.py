@@ -45,6 +45,8 @@ class PageKeys(JSComponent):
     help_title = param.String(default="", doc="Title of the help overlay.")
     help_rows = param.List(default=[], doc="[keys, what they do] per shortcut, in the page's language.")
     close_label = param.String(default="", doc="Name of the overlay's close button.")
+    motion = param.String(default="", doc=(
+        "Set by the server once the browser has said whether its reader wants less motion: 'reduced' or 'full'."))
 
     _esm = """
     // Controls that own the keys they receive: text fields, radios, checkboxes, buttons, selects, slider handles.
@@ -201,17 +203,23 @@ class PageKeys(JSComponent):
         mark_connected()
         animation = animation_for(self.state)
         if msg.get("ready") is True:
-            animation.browser_ready(bool(msg.get("reduced_motion")))
+            reduced = msg.get("reduced_motion") is True
+            animation.browser_ready(reduced)
+            self.motion = "reduced" if reduced else "full"
             return
+        def step(value: object) -> int | None:
+            # Exactly +1 or -1 (a bool is an int in Python: True would pass as 1).
+            return value if type(value) is int and value in (1, -1) else None
+
         with one_message():
-            by = msg.get("by")
-            if msg.get("move") in MOVES and by in (1, -1):
+            by = step(msg.get("by"))
+            if isinstance(msg.get("move"), str) and msg["move"] in MOVES and by is not None:
                 self.move(MOVES[msg["move"]], by)
             elif msg.get("play") == "toggle":
                 self.state.play = not self.state.play
-            elif msg.get("speed") in (1, -1):
+            elif step(msg.get("speed")) is not None:
                 animation.faster(msg["speed"])
-            elif msg.get("slide") in (1, -1) and self.on_slide is not None:
+            elif step(msg.get("slide")) is not None and self.on_slide is not None:
                 self.on_slide(msg["slide"])
 
     def move(self, name: str, by: int) -> None:
