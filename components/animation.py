@@ -13,14 +13,17 @@ reader asked for less motion (``prefers-reduced-motion``); if so it stays paused
 
 from __future__ import annotations
 
+from typing import ClassVar
 from weakref import WeakKeyDictionary
 
 import panel as pn
 import param
+from panel.custom import JSComponent
 
 from app.fastsync import mark_connected, one_message
 from app.state import SPEEDS, ExplorerState
 from app.strings import text
+from components.address import refresh_address
 from components.theme import WIDGET_STYLESHEET
 
 _ANIMATIONS: WeakKeyDictionary[ExplorerState, Animation] = WeakKeyDictionary()
@@ -30,6 +33,45 @@ BAR_CSS = """
 :host { --pe-gap: 0.6em; }
 .bk-btn { font-size: 1.05rem; min-height: 40px; }
 """
+
+
+class LabelledCheckbox(JSComponent):
+    """A checkbox inside its ``<label>``, so that its text is its accessible name.
+
+    (Panel's ``Checkbox`` draws its text in a ``div`` beside the input: a screen reader
+    hears an unnamed checkbox.)
+    """
+
+    value = param.Boolean(default=False, doc="Whether it is checked.")
+    label = param.String(default="", doc="Its text and accessible name.")
+
+    _stylesheets: ClassVar[list[str]] = ["""
+    label { display: inline-flex; align-items: center; gap: 0.4em; font-size: 1.05rem; line-height: 1.3;
+            color: var(--pe-t-ink, #222222); cursor: pointer; padding: 0.3em 0; }
+    input { width: 1.15em; height: 1.15em; margin: 0; accent-color: var(--pe-t-focus, #0072B2); }
+    input:focus-visible { outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; }
+    """]
+
+    _esm = """
+    export function render({ model }) {
+      const label = document.createElement("label");
+      const box = document.createElement("input");
+      box.type = "checkbox";
+      box.checked = model.value;
+      box.addEventListener("change", () => { model.value = box.checked; });
+      model.on("value", () => { box.checked = model.value; });
+      label.append(box, model.label);
+      return label;
+    }
+    """
+
+
+def checkbox_for(state: ExplorerState, name: str, label: str) -> LabelledCheckbox:
+    """A ``LabelledCheckbox`` kept equal to the state's boolean parameter ``name``, both ways."""
+    box = LabelledCheckbox(value=getattr(state, name), label=label, name=f"animation_{name}", margin=(12, 10, 5, 10))
+    box.param.watch(lambda event: setattr(state, name, event.new), "value")
+    state.param.watch(lambda event: setattr(box, "value", event.new), name)
+    return box
 
 
 class Animation(pn.viewable.Viewer):
@@ -53,10 +95,8 @@ class Animation(pn.viewable.Viewer):
             state.param.speed, name=text(lang, "animation_speed"),
             options={text(lang, "animation_speed_value", speed=s): s for s in SPEEDS},
             width=150, margin=(0, 10, 5, 10), stylesheets=[WIDGET_STYLESHEET])
-        self.loop = pn.widgets.Checkbox.from_param(state.param.loop, name=text(lang, "animation_loop"),
-                                                   margin=(18, 10, 5, 10), stylesheets=[WIDGET_STYLESHEET])
-        self.play_k = pn.widgets.Checkbox.from_param(state.param.play_k, name=text(lang, "animation_k"),
-                                                     margin=(18, 10, 5, 10), stylesheets=[WIDGET_STYLESHEET])
+        self.loop = checkbox_for(state, "loop", text(lang, "animation_loop"))
+        self.play_k = checkbox_for(state, "play_k", text(lang, "animation_k"))
         self._layout = pn.Row(self.toggle, self.speed, self.loop, self.play_k, name="animation",
                               css_classes=["pe-animation"], margin=0)
         state.param.watch(self._run, ["play"])
@@ -86,6 +126,8 @@ class Animation(pn.viewable.Viewer):
         elif not event.new and self._callback is not None:
             self._callback.stop()
             self._callback = None
+            # Steps are not written into the address one by one (20 a second); where play stopped is.
+            refresh_address(self.state)
 
     def _retime(self, _event: param.parameterized.Event) -> None:
         if self._callback is not None:

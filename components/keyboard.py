@@ -21,6 +21,7 @@ from panel.custom import JSComponent
 from app.fastsync import mark_connected, one_message
 from app.state import ExplorerState
 from app.strings import text
+from components.address import refresh_address
 from components.animation import animation_for
 
 #: The shortcuts in the help overlay, in order: (keys' string key, description's string key).
@@ -215,6 +216,7 @@ class PageKeys(JSComponent):
             by = step(msg.get("by"))
             if isinstance(msg.get("move"), str) and msg["move"] in MOVES and by is not None:
                 self.move(MOVES[msg["move"]], by)
+                refresh_address(self.state)
             elif msg.get("play") == "toggle":
                 self.state.play = not self.state.play
             elif step(msg.get("speed")) is not None:
