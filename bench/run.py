@@ -18,7 +18,9 @@ Parts (each measures both apps in the same run; ratios are naive / app):
 * ``memory``  - server RSS per open session, and after 200 sessions opened and closed;
 * ``load``    - first drawn plot after the page is requested, cold browser context;
 * ``lesson``  - the lesson ``/``: first drawn figure, and every slider of every section,
-  key press -> new data or text (bench/lesson.py; the app only).
+  key press -> new data or text (bench/lesson.py; the app only);
+* ``drag``    - the k handle dragged across its range in 1 s with 60 pointer moves: updates
+  shown per second during the drag, release -> final state (bench/drag.py; the app only).
 
 Results: bench/results/<time>.json (git-ignored) and the tables between the markers in
 docs/performance.md. Servers are started as subprocesses on free loopback ports.
@@ -882,6 +884,10 @@ def render(results: dict[str, Any]) -> str:
         from bench.lesson import render_lesson
 
         lines += render_lesson(results["lesson"], fmt)
+    if "drag" in results:
+        from bench.drag import render_drag
+
+        lines += render_drag(results["drag"], fmt)
     return "\n".join(lines) + "\n"
 
 
@@ -900,9 +906,15 @@ def part_lesson(quick: bool) -> dict[str, Any]:
     return run(quick)
 
 
+def part_drag(quick: bool) -> dict[str, Any]:
+    from bench.drag import part_drag as run
+
+    return run(quick)
+
+
 PARTS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "server": part_server, "wire": part_wire, "browser": part_browser, "clients": part_clients,
-    "memory": part_memory, "load": part_load, "lesson": part_lesson,
+    "memory": part_memory, "load": part_load, "lesson": part_lesson, "drag": part_drag,
 }
 
 

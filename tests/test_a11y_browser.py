@@ -82,6 +82,32 @@ def test_axe_finds_no_serious_violation(page, app_url, route, lang):
     assert page.evaluate("document.documentElement.lang") == lang
 
 
+#: Presentation mode and the dark theme (components/present.py): the states a teacher puts a page in.
+PAGE_STATES = [
+    ("/clocks", "theme=dark"), ("/explore", "theme=dark"), ("/quiz", "theme=dark"), ("/order", "theme=dark"),
+    ("/hands", "present=1"), ("/explore", "present=1&slide=distance&theme=dark"),
+    ("/", "present=1&slide=quiz&theme=dark"), ("/", "present=1&slide=fingerprint"),
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+@pytest.mark.parametrize(("route", "query"), PAGE_STATES)
+def test_axe_finds_no_violation_in_presentation_mode_and_the_dark_theme(page, app_url, route, query, lang):
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.goto(f"{app_url}{route}?lang={lang}&{query}")
+    theme = "dark" if "theme=dark" in query else "light"
+    wait_until(lambda: page.evaluate("document.documentElement.dataset.peTheme") == theme, timeout=40,
+               message="the page's theme applied")
+    if route in ("/", "/explore") and "present=1" not in query:
+        settle(page, route)
+    else:
+        wait_until(lambda: plots_drawn(page, 0), timeout=40, message="drawn")
+        wait_until(lambda: page.evaluate(_UNNAMED) == [], timeout=10, message="every control named")
+    page.add_script_tag(content=AXE)
+    violations = page.evaluate(_RUN_AXE, WCAG_TAGS)
+    assert violations == [], f"{route}?{query} ({lang}): {violations}"
+
+
 def test_controls_and_figures_are_named_in_the_page_language(page, app_url):
     page.goto(f"{app_url}/clocks?lang=es&k=3")
     settle(page, "/clocks")
