@@ -32,7 +32,7 @@ from bokeh.core.property.vectorization import Value
 from bokeh.document import Document
 from bokeh.document.events import DocumentChangedEvent, ModelChangedEvent, RootAddedEvent
 from bokeh.model import Model
-from bokeh.models import ColorMapper, ColumnDataSource, Plot
+from bokeh.models import Annotation, ColorMapper, ColumnDataSource, Plot
 from bokeh.models.glyph import Glyph
 
 #: The dark theme's background: Panel's own dark design's, so figures and widgets sit on one ground.
@@ -142,7 +142,7 @@ def restyle_model(model: Model, *, dark: bool, present: bool) -> None:
                 new = present_font_size(plain)
                 if new != plain:
                     setattr(model, name, {"value": new} if wrapped else new)
-        elif present and name == "line_width" and isinstance(model, Glyph):
+        elif present and name == "line_width" and isinstance(model, Glyph | Annotation):
             plain, wrapped = _value(getattr(model, name))
             if isinstance(plain, int | float) and 0 < plain < PRESENT_MIN_LINE:
                 setattr(model, name, {"value": PRESENT_MIN_LINE} if wrapped else PRESENT_MIN_LINE)
