@@ -8,8 +8,9 @@ rebuild them; this module restyles the models a page already has:
   as a value) is mapped by ``dark_color``: greys swap lightness (white paper
   becomes the dark background, dark ink becomes light ink), hues are lifted to
   at least ``DARK_MIN_LIGHTNESS`` so that they stand out on the dark ground.
-  Colours that are data (a source's column, a colour mapper's palette) keep
-  their meaning and are left alone.
+  A colour mapper's palette is data and is left alone; a source's colour
+  columns (a role's colour sent as data) get the same lift, also when a view
+  sends them again.
 * **presentation**: every font size of a figure becomes at least
   ``PRESENT_MIN_FONT_PX`` px (about twice the reading size), every line of a
   glyph at least ``PRESENT_MIN_LINE`` px wide, and the figures grow by
@@ -30,7 +31,13 @@ from weakref import WeakKeyDictionary, WeakSet
 from bokeh.colors import named
 from bokeh.core.property.vectorization import Value
 from bokeh.document import Document
-from bokeh.document.events import DocumentChangedEvent, ModelChangedEvent, RootAddedEvent
+from bokeh.document.events import (
+    ColumnDataChangedEvent,
+    ColumnsPatchedEvent,
+    DocumentChangedEvent,
+    ModelChangedEvent,
+    RootAddedEvent,
+)
 from bokeh.model import Model
 from bokeh.models import Annotation, ColorMapper, ColumnDataSource, Plot
 from bokeh.models.glyph import Glyph
@@ -165,6 +172,8 @@ class FigureStyler:
         self.dark = dark
         self.present = present
         self.done: WeakSet[Model] = WeakSet()
+        #: Colours this styler put into sources (see ``_data_colors``).
+        self.produced: set[str] = set()
         doc.on_change(self._on_change)
 
     @property
@@ -182,11 +191,34 @@ class FigureStyler:
             for model in plot.references():
                 if model not in self.done:
                     restyle_model(model, dark=self.dark, present=self.present)
+                    if self.dark and isinstance(model, ColumnDataSource):
+                        self._data_colors(model)
                     self.done.add(model)
                     count += 1
         return count
 
+    def _data_colors(self, source: ColumnDataSource) -> None:
+        """Colours held in a source's colour columns, mapped like the figures' own (dark theme only).
+
+        A view sends its roles' colours (the selected face's label, a hand) as data; on the dark
+        ground they need the same lift. Setting the column again comes back here with nothing to change.
+        """
+        # dark_color is not idempotent (greys swap lightness): a value it produced is never mapped again.
+        for name, column in list(source.data.items()):
+            if "color" not in name or not len(column) or not isinstance(column[0], str):
+                continue
+            mapped = [value if not isinstance(value, str) or value in self.produced else dark_color(value)
+                      for value in column]
+            self.produced.update(value for value in mapped if isinstance(value, str))
+            if mapped != list(column):
+                source.data[name] = mapped
+
     def _on_change(self, event: DocumentChangedEvent) -> None:
+        if self.dark and isinstance(event, ColumnDataChangedEvent | ColumnsPatchedEvent | ModelChangedEvent) \
+                and isinstance(getattr(event, "model", None), ColumnDataSource) \
+                and getattr(event, "attr", "data") == "data":
+            self._data_colors(event.model)
+            return
         # Only a new root or new children of a layout can bring a new figure; a slider step changes data.
         # The event's own model is walked: while Bokeh adds a root, ``doc.models`` does not list it yet.
         if isinstance(event, RootAddedEvent) or (

@@ -175,7 +175,10 @@ def page_switches(state: ExplorerState) -> PageSwitches:
     return PageSwitches(present=state.present, theme=state.theme,
                         present_label=text(lang, "present_leave" if state.present else "present_enter"),
                         theme_label=text(lang, "theme_dark"), name="page_switches",
-                        stylesheets=[SWITCHES_CSS], margin=(5, 10), sizing_mode="stretch_width")
+                        stylesheets=[SWITCHES_CSS], margin=(5, 10),
+                        # In the slim bar it shares a line with play and previous/next.
+                        **({"width": 600, "sizing_mode": "fixed"} if state.present
+                           else {"sizing_mode": "stretch_width"}))
 
 
 def page_look(state: ExplorerState, kind: str) -> PageLook:

@@ -231,3 +231,12 @@ def test_dark_theme_restyles_the_figures_in_place_and_leaves_data_alone():
     # Same figures, same sources, same data: only styles changed.
     assert view.pair_figure is not None and view.pair_hands.data == light.pair_hands.data
     assert all(isinstance(m, ColumnDataSource) for m in doc.models if m.name == "pair_clock")
+
+
+def test_dark_theme_lifts_colours_sent_as_data_also_when_a_view_sends_them_again():
+    view, _ = styled_clocks(dark=True, present=False)
+    labels = view.faces.data["label_color"]
+    assert all(contrast(colour, DARK_BACKGROUND) >= 4.5 for colour in labels)
+    view.state.pair = 3  # the row's faces are sent again, in the light theme's colours
+    assert all(contrast(colour, DARK_BACKGROUND) >= 4.5 for colour in view.faces.data["label_color"])
+    assert dark_color(COLORS["selected"]) in view.faces.data["label_color"]
