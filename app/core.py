@@ -556,6 +556,14 @@ def _seed(seed: object) -> int:
     return _integer("seed", seed, 0)
 
 
+def _half_normal_rows(name: str, rows: object, d_model: object, seed: list[int]) -> NDArray[np.float64]:
+    """``rows`` (called ``name``) rows of ``d_model`` independent ``N(0, 1/2)`` entries, drawn row after row by
+    a generator seeded with ``seed + [d_model]``: row ``t`` does not depend on how many rows are drawn."""
+    rows = _integer(name, rows, 1)
+    d_model = _integer("d_model", d_model, 2, even=True)
+    return np.random.default_rng([*seed, d_model]).standard_normal((rows, d_model)) * math.sqrt(0.5)
+
+
 def embeddings(T: int, d_model: int, seed: int = EMBEDDING_SEED) -> NDArray[np.float64]:
     """Stand-in token embeddings ``e_t`` for positions ``t = 0 .. T-1``, shape ``(T, d_model)``.
 
@@ -567,10 +575,7 @@ def embeddings(T: int, d_model: int, seed: int = EMBEDDING_SEED) -> NDArray[np.f
     (a meaning as large as a position, on average), and the row of position
     ``t`` does not depend on ``T``: ``embeddings(T, d)[t] == embeddings(T', d)[t]``.
     """
-    T = _integer("T", T, 1)
-    d_model = _integer("d_model", d_model, 2, even=True)
-    rng = np.random.default_rng([_seed(seed), d_model])
-    return rng.standard_normal((T, d_model)) * math.sqrt(0.5)
+    return _half_normal_rows("T", T, d_model, [_seed(seed)])
 
 
 def _scaled_rotations(d_model: int, rng: np.random.Generator) -> NDArray[np.float64]:
@@ -698,6 +703,20 @@ def _rows(starts: NDArray[np.int64], k: int) -> tuple[slice, slice]:
     return slice(first, first + starts.size), slice(first + k, first + k + starts.size)
 
 
+def _start_rows(name: str, table: ArrayLike, pe: ArrayLike, k: int
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], slice, slice]:
+    """``table`` (called ``name``) and ``pe`` checked to be finite tables of one shape, the starts for ``k``
+    (``_starts``) and the rows ``m`` and ``m + k`` of those starts (``_rows``)."""
+    pe = _table(pe)
+    table = _finite(name, table)
+    if table.shape != pe.shape:
+        raise ValueError(f"{name} must have the shape of pe, {pe.shape}; got {table.shape}")
+    k = _offset(k)
+    starts = _starts(k, pe.shape[0])
+    here, there = _rows(starts, k)
+    return table, pe, starts, here, there
+
+
 def position_term_by_start_of(pe_a: ArrayLike, pe: ArrayLike, k: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """``position_term_by_start`` from ``pe_a = PE A`` and ``pe = PE`` (both ``(T, d_model)``), kept by the caller.
 
@@ -705,13 +724,7 @@ def position_term_by_start_of(pe_a: ArrayLike, pe: ArrayLike, k: int) -> tuple[N
     of length ``d_model`` (``O(T d_model)`` in all), not a matrix product: a
     change of ``k`` alone stays cheap at any size.
     """
-    pe = _table(pe)
-    pe_a = _finite("pe_a", pe_a)
-    if pe_a.shape != pe.shape:
-        raise ValueError(f"pe_a must have the shape of pe, {pe.shape}; got {pe_a.shape}")
-    k = _offset(k)
-    starts = _starts(k, pe.shape[0])
-    here, there = _rows(starts, k)
+    pe_a, pe, starts, here, there = _start_rows("pe_a", pe_a, pe, k)
     return starts, np.einsum("ij,ij->i", pe_a[here], pe[there])
 
 
@@ -732,13 +745,7 @@ def cross_terms_by_start(k: int, T: int, d_model: int, base: float = DEFAULT_BAS
 
 def cross_terms_by_start_of(e: ArrayLike, pe: ArrayLike, k: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """``cross_terms_by_start`` from tables the caller keeps (``e`` and ``pe``, both ``(T, d_model)``)."""
-    pe = _table(pe)
-    e = _finite("e", e)
-    if e.shape != pe.shape:
-        raise ValueError(f"e must have the shape of pe, {pe.shape}; got {e.shape}")
-    k = _offset(k)
-    starts = _starts(k, pe.shape[0])
-    here, there = _rows(starts, k)
+    e, pe, starts, here, there = _start_rows("e", e, pe, k)
     return starts, np.einsum("ij,ij->i", e[here], pe[there]) + np.einsum("ij,ij->i", pe[here], e[there])
 
 
@@ -972,10 +979,7 @@ def learned_table(rows: int, d_model: int, seed: int = 0) -> NDArray[np.float64]
     relates row ``p`` to row ``p + 1``. There is no row ``rows`` or past it.
     Shape ``(rows, d_model)``.
     """
-    rows = _integer("rows", rows, 1)
-    d_model = _integer("d_model", d_model, 2, even=True)
-    rng = np.random.default_rng([0x7AB1E, _seed(seed), d_model])
-    return rng.standard_normal((rows, d_model)) * math.sqrt(0.5)
+    return _half_normal_rows("rows", rows, d_model, [0x7AB1E, _seed(seed)])
 
 
 def table_dot_scores(table: ArrayLike, p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:

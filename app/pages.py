@@ -29,7 +29,7 @@ from app.lesson import BEYOND
 from app.lesson import LESSON as LESSON_ONLY
 from app.lesson import SECTIONS as LESSON
 from app.prose import section_prose
-from app.state import LANGUAGES, ExplorerState, Notice, parse_query
+from app.state import LANGUAGES, ExplorerState, Notice, StateMirror, parse_query
 from app.strings import text
 from components.address import AddressBar, LanguageLink
 from components.checks import LiveChecks
@@ -38,7 +38,7 @@ from components.controls import Controls
 from components.distance import ScoreCurve
 from components.keyboard import PageKeys
 from components.ladder import WavelengthLadder
-from components.lazy import LazyPart
+from components.lazy import LazyPart, watch_sections
 from components.links import StateLinks
 from components.notices import notice_alert
 from components.present import Presentation, Slide, choose_slide
@@ -315,21 +315,27 @@ def lesson_page() -> pn.viewable.Viewable:
     The first ``FIRST_SECTIONS`` are built with the page; each of the others
     when the reader comes near it (``LazyPart``), so the first figure does not
     wait for the whole lesson and a reader who stops early costs the server
-    only what was read.
+    only what was read. Each section draws from its own ``StateMirror`` of the
+    session's state, which stops following while the section is far from the
+    viewport: a slider step costs what the reader can see, not the whole lesson.
     """
     state, notices = session_state()
     lang = state.lang
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor", complete=True)
     body: list = [header(state, ("lesson_explore", "/explore")), notice_alert(lang, notices),
                   table_of_contents(state)]
+    parts: dict[str, LazyPart] = {}
     for index, (slug, section) in enumerate(LESSON.items()):
         body.append(section_heading(state, slug))
+        mirror = StateMirror(state)
+        parts[slug] = LazyPart(lambda section=section, mirror=mirror: section(mirror.copy),
+                               SECTION_PLACEHOLDER_HEIGHT, slug, mirror=mirror)
         if index < FIRST_SECTIONS:
-            body.append(section(state))
-        else:
-            body.append(LazyPart(lambda section=section: section(state), SECTION_PLACEHOLDER_HEIGHT, slug))
+            parts[slug].build_now()
+        body.append(parts[slug])
         body.append(section_pager(state, slug, alone=False))
-    body += [AddressBar(state, title=text(lang, "page_title")), anchor, *page_extras(state, "lesson")]
+    body += [AddressBar(state, title=text(lang, "page_title")), anchor, watch_sections(parts),
+             *page_extras(state, "lesson")]
     return pn.Column(*(part for part in body if part is not None), sizing_mode="stretch_width",
                      stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-lesson"])
 

@@ -363,3 +363,79 @@ def _to_float(text: str) -> float | None:
     except ValueError:
         return None
     return number if math.isfinite(number) else None
+
+
+#: The state's parameters a ``StateMirror`` copies: every value (not the preset actions).
+def mirrored_parameters() -> tuple[str, ...]:
+    """Names of ``ExplorerState``'s value parameters, in declaration order."""
+    return tuple(name for name, p in ExplorerState.param.objects("existing").items()
+                 if name != "name" and not isinstance(p, param.Action))
+
+
+#: Parameters set before the others when a mirror catches up: the others' bounds depend on them.
+SIZE_PARAMETERS = ("d_model", "T", "base")
+
+
+class StateMirror:
+    """A second ``ExplorerState`` that follows a session's state while ``active``, and drives it back.
+
+    A long page (the lesson) shows many sections of one state, and most of them
+    are off screen: each section draws from its own mirror, which stops
+    following while the section is far from the viewport (``active = False``)
+    and catches up in one step when it comes back. A change made on a mirror
+    (a slider of its section) goes to the state at once, and from there to the
+    other active mirrors. Values are the same as the state's whenever the mirror
+    is active: both apply the same constraints (``ExplorerState._sync_bounds``).
+    """
+
+    def __init__(self, source: ExplorerState):
+        self.source = source
+        self.names = mirrored_parameters()
+        self.copy = ExplorerState(**{name: getattr(source, name) for name in self.names})
+        self._active = True
+        self._stale = False
+        self._busy = False  # set while a change travels between the two, so it does not come back
+        source.param.watch(self._pull, list(self.names))
+        self.copy.param.watch(self._push, list(self.names))
+
+    @property
+    def active(self) -> bool:
+        """Whether the copy follows the state now."""
+        return self._active
+
+    @active.setter
+    def active(self, value: bool) -> None:
+        self._active = bool(value)
+        if self._active and self._stale:
+            self._stale = False
+            self._carry(self.source, self.copy)
+
+    def _pull(self, *_events: param.parameterized.Event) -> None:
+        if self._busy:
+            return
+        if not self._active:
+            self._stale = True
+            return
+        self._carry(self.source, self.copy)
+
+    def _push(self, *_events: param.parameterized.Event) -> None:
+        if not self._busy:
+            self._carry(self.copy, self.source)
+
+    def _differences(self, origin: ExplorerState, target: ExplorerState, names: Sequence[str]) -> dict[str, object]:
+        return {name: getattr(origin, name) for name in names if getattr(target, name) != getattr(origin, name)}
+
+    def _carry(self, origin: ExplorerState, target: ExplorerState) -> None:
+        # Whatever differs, not just the events at hand: a watcher (``_sync_bounds``) may deliver a batch
+        # of clamped values before the size change that caused them. Sizes first (they move the bounds
+        # the others are checked against), then whatever still differs once the target has applied them.
+        self._busy = True
+        try:
+            sizes = self._differences(origin, target, SIZE_PARAMETERS)
+            if sizes:
+                target.param.update(sizes)
+            rest = self._differences(origin, target, [n for n in self.names if n not in SIZE_PARAMETERS])
+            if rest:
+                target.param.update(rest)
+        finally:
+            self._busy = False

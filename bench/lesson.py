@@ -77,10 +77,16 @@ def lesson_sliders(page, repeats: int, press_timeout: float = 10.0) -> dict[str,
         seen = []
         for key in keys[:2]:
             handle.press(key)
-            page.wait_for_function("() => window.__probe.changed.size > 0", timeout=press_timeout * 1000, polling=25)
+            try:
+                page.wait_for_function("() => window.__probe.changed.size > 0", timeout=press_timeout * 1000,
+                                       polling=25)
+            except Exception:
+                log("lesson slider", f"{i + 1:02d} {label}", "changed nothing named in the warm-up press")
             page.wait_for_function("() => performance.now() - window.__probe.last > 300", timeout=60_000, polling=25)
             seen.append(set(page.evaluate("() => [...window.__probe.changed.keys()]")))
         witnesses = sorted(seen[0] & seen[1])
+        if not witnesses:
+            continue
         latencies, incomplete = [], 0
         for key in keys[2:]:
             handle.press(key)

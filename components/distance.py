@@ -29,11 +29,9 @@ from bokeh.models import (
     BasicTicker,
     ColumnDataSource,
     HoverTool,
-    Label,
     Legend,
     LegendItem,
     Range1d,
-    Span,
 )
 from bokeh.plotting import figure
 from bokeh.transform import factor_cmap, factor_mark
@@ -43,7 +41,7 @@ from app.state import ExplorerState
 from app.strings import text
 from components.describe import Description
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, style_figure
+from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, level_line, style_figure
 
 #: How many start positions p get their products drawn.
 SAMPLE_STARTS = 4
@@ -159,14 +157,9 @@ class ScoreCurve(pn.viewable.Viewer):
         fig.xaxis.axis_label = text(lang, "distance_x")
         fig.yaxis.axis_label = text(lang, "distance_y")
 
-        self.max_line = Span(dimension="width", location=1, line_color=COLORS["ink"], line_width=2,
-                             line_dash="dashed", line_alpha=0.7, name="distance_max_line")
-        self.max_label = Label(x=0, y=1, text="", text_align="center", text_baseline="bottom", y_offset=10,
-                               text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
-                               background_fill_color="white", background_fill_alpha=0.85,
-                               name="distance_max_label")
-        fig.add_layout(self.max_line)
-        fig.add_layout(self.max_label)
+        self.max_line, self.max_label = level_line(fig, "distance_max_line", "distance_max_label",
+                                                   text_align="center", text_baseline="bottom", y_offset=10)
+        self.max_line.line_alpha = 0.7
 
         fig.vspan(x="k", source=self.marker, line_color=COLORS["target"], line_width=2, line_dash="dotted",
                   name="distance_marker_line")

@@ -1,60 +1,120 @@
-"""Parts of a long page built when the reader comes near them."""
+"""Parts of a long page built when the reader comes near them, and asleep while the reader is far."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import panel as pn
 import param
 from panel.custom import JSComponent
 
 from app.fastsync import mark_connected
+from app.state import StateMirror
 
-#: How far (px) below or above the viewport a part starts being built: about a screen ahead,
-#: so a reader scrolling at a normal pace finds it drawn.
+#: How far (px) below or above the viewport a part counts as near: about a screen ahead, so a
+#: reader scrolling at a normal pace finds it built and up to date.
 NEAR_MARGIN_PX = 900
 
 
-class Nearby(JSComponent):
-    """Turns ``near`` true, once, when its spot on the page comes within ``NEAR_MARGIN_PX`` of the viewport."""
+class SectionWatch(JSComponent):
+    """Which sections of a long page lie within ``NEAR_MARGIN_PX`` of the viewport (set by the browser).
 
-    near = param.Boolean(default=False, doc="Whether the reader has come near (set by the browser).")
+    A section runs from its heading (the element whose id is its slug) to the
+    next section's heading; it is near while some of that stretch is inside the
+    viewport widened by the margin. A heading that is not laid out (its part of
+    the page hidden) has no stretch. One component watches every section: a
+    spot per section would cost the page a model each (~7 ms of server time per
+    page and a render each in the browser). The positions are read on scroll
+    (once per frame), on resize, and twice a second (sections change height as
+    they are built); ``near`` is sent only when it changes.
+    """
+
+    slugs = param.List(default=[], item_type=str, doc="The sections' ids, top to bottom.")
+    near = param.List(default=[], item_type=str, doc="The sections now near the viewport (set by the browser).")
 
     _esm = f"""
+    const find = (root, id) => {{
+      const hit = root.getElementById?.(id);
+      if (hit) return hit;
+      for (const el of root.querySelectorAll("*")) {{
+        const inner = el.shadowRoot && find(el.shadowRoot, id);
+        if (inner) return inner;
+      }}
+      return null;
+    }};
+
     export function render({{ model }}) {{
-      const spot = document.createElement("div");
-      spot.style.height = "1px";
-      const seen = new IntersectionObserver((entries) => {{
-        if (entries.some((entry) => entry.isIntersecting)) {{ model.near = true; seen.disconnect(); }}
-      }}, {{ rootMargin: "{NEAR_MARGIN_PX}px 0px" }});
-      seen.observe(spot);
-      return spot;
+      const headings = new Map();
+      const heading = (id) => {{
+        let el = headings.get(id);
+        if (!el || !el.isConnected) {{ el = find(document, id); if (el) headings.set(id, el); }}
+        return el;
+      }};
+      const update = () => {{
+        const margin = {NEAR_MARGIN_PX}, bottom = window.innerHeight + margin;
+        const tops = model.slugs.map((id) => {{
+          const el = heading(id);
+          if (!el) return null;
+          const box = el.getBoundingClientRect();
+          return box.width === 0 && box.height === 0 ? null : box.top;
+        }});
+        const end = document.scrollingElement.scrollHeight - window.scrollY;
+        const near = [];
+        tops.forEach((top, i) => {{
+          if (top === null) return;
+          const next = tops.slice(i + 1).find((t) => t !== null) ?? end;
+          if (top < bottom && next > -margin) near.push(model.slugs[i]);
+        }});
+        if (near.join() !== model.near.join()) model.near = near;
+      }};
+      let queued = false;
+      const soon = () => {{
+        if (!queued) {{ queued = true; requestAnimationFrame(() => {{ queued = false; update(); }}); }}
+      }};
+      window.addEventListener("scroll", soon, {{ passive: true }});
+      window.addEventListener("resize", soon);
+      const timer = setInterval(update, 500);
+      model.on_remove?.(() => {{
+        clearInterval(timer);
+        window.removeEventListener("scroll", soon);
+        window.removeEventListener("resize", soon);
+      }});
+      soon();
+      return document.createElement("span");
     }}
     """
 
 
 class LazyPart(pn.viewable.Viewer):
-    """A placeholder of ``height`` px that becomes ``build()`` when the reader comes near it.
+    """A placeholder of ``height`` px that becomes ``build()`` when the reader first comes near it.
 
-    The build replaces the objects of this part's own column only, so nothing
-    else on the page is re-rendered. ``build_now()`` builds at once (a page
-    without a browser, a test, the benchmark).
+    ``near`` is told by the page (a ``SectionWatch``). The build replaces this
+    part's own column's objects only, so nothing else on the page is
+    re-rendered. With a ``mirror`` (the state the part draws from, see
+    ``StateMirror``), the mirror follows the session's state only while the
+    part is near: a section far from the reader costs nothing on a slider step
+    and catches up in one step when the reader comes back. ``build_now()``
+    builds at once (the top of the page; a page without a browser, a test,
+    the benchmark).
     """
 
-    def __init__(self, build: Callable[[], pn.viewable.Viewable], height: int, name: str):
+    def __init__(self, build: Callable[[], pn.viewable.Viewable], height: int, name: str,
+                 mirror: StateMirror | None = None):
         super().__init__()
         self._build = build
         self.built = False
-        self.nearby = Nearby(width=0, height=1, margin=0, name=f"{name}_nearby")
-        self.column = pn.Column(pn.Spacer(height=height, sizing_mode="stretch_width"), self.nearby,
+        self.mirror = mirror
+        self.column = pn.Column(pn.Spacer(height=height, sizing_mode="stretch_width"),
                                 sizing_mode="stretch_width", name=f"{name}_part")
-        self.nearby.param.watch(self._on_near, "near")
 
-    def _on_near(self, event: param.parameterized.Event) -> None:
-        if event.new:
+    def set_near(self, near: bool) -> None:
+        """The reader is near this part (build it if it is not yet, follow the state) or far (sleep)."""
+        if near and not self.built:
             # The browser spoke, so it holds the document: Panel may send the new part (see fastsync).
             mark_connected()
             self.build_now()
+        if self.mirror is not None:
+            self.mirror.active = near
 
     def build_now(self) -> None:
         """Put the real part in place (once)."""
@@ -64,3 +124,16 @@ class LazyPart(pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self.column
+
+
+def watch_sections(parts: dict[str, LazyPart], name: str = "section_watch") -> SectionWatch:
+    """A ``SectionWatch`` over ``parts`` (slug → part, top to bottom) that tells each part when it is near."""
+    watch = SectionWatch(slugs=list(parts), width=0, height=0, margin=0, name=name)
+
+    def tell(event: param.parameterized.Event) -> None:
+        near: Sequence[str] = event.new
+        for slug, part in parts.items():
+            part.set_near(slug in near)
+
+    watch.param.watch(tell, "near")
+    return watch

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import panel as pn
 import param
+from bokeh.models import Label, Span
 from bokeh.plotting import figure as Figure
 from panel.custom import JSComponent
 
@@ -105,3 +106,15 @@ class LiveHTML(JSComponent):
 def readout(lang: str, key: str, **values: object) -> str:
     """A sentence from the string table as escaped HTML in the readout style."""
     return f'<div class="pe-readout">{html.escape(text(lang, key, **values))}</div>'
+
+
+def level_line(fig: Figure, name: str, label_name: str, **label: object) -> tuple[Span, Label]:
+    """A dashed horizontal line at a level the figure compares against (a maximum, an expected value) and its
+    label on a light box, both added to ``fig``; the caller moves them (``location``, ``y``, ``text``)."""
+    line = Span(dimension="width", location=0, line_color=COLORS["ink"], line_width=2, line_dash="dashed",
+                name=name)
+    caption = Label(x=0, y=0, text="", text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
+                    background_fill_color="white", background_fill_alpha=0.85, name=label_name, **label)
+    fig.add_layout(line)
+    fig.add_layout(caption)
+    return line, caption

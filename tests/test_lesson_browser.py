@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from urllib.parse import parse_qs, urlparse
 
+import numpy as np
 import pytest
 from playwright.sync_api import expect
 
@@ -13,7 +14,7 @@ from app import core
 from app.lesson import SECTIONS
 from app.pages import VIEWS
 from app.prose import section_prose
-from tests.helpers import model_property, press, wait_until
+from tests.helpers import model_property, press, source_data, wait_for_source, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -144,3 +145,51 @@ def test_every_request_of_every_page_goes_to_the_app_itself(page, app_url, route
     foreign = [url for url in requests
                if not url.startswith(("data:", "blob:")) and urlparse(url)[:2] != (origin.scheme, origin.netloc)]
     assert requests and foreign == []
+
+
+def handle_below(page, label: str, heading: str):
+    """The handle of the first slider titled ``label`` below the heading ``heading`` (``/`` has one per section)."""
+    top = page.locator(f"h2#{heading}").bounding_box()["y"]
+    groups = page.locator(".bk-input-group").filter(has=page.locator(".bk-slider-title", has_text=label))
+    below = [(box["y"], handle) for i in range(groups.count())
+             if (box := (handle := groups.nth(i).locator(".noUi-handle").first).bounding_box()) and box["y"] > top]
+    assert below, f"no {label!r} slider below #{heading}"
+    return min(below, key=lambda pair: pair[0])[1]
+
+
+def is_rotation(k: int, d_model: int):
+    def check(data: dict) -> bool:
+        image = np.asarray(data["image"][0], dtype=float)
+        return np.allclose(image, core.rotation(k, d_model)[:64, :64], atol=1e-6)
+    return check
+
+
+def test_a_section_far_from_the_reader_sleeps_and_catches_up_when_the_reader_returns(page, app_url, console_errors):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}/?lang=en&d_model=16&T=24&k=3&pos=2")
+    page.locator("h2#shift").scroll_into_view_if_needed()
+    wait_for_source(page, "rotation_matrix", is_rotation(3, 16))
+    page.evaluate("""() => {
+      const m = Bokeh.documents[0].get_model_by_name("rotation_matrix");
+      window.__matrixSends = 0; m.properties.data.change.connect(() => window.__matrixSends++);
+    }""")
+
+    def at_terms() -> bool:
+        # Sections built above it push the heading down: scroll to it again until it stays.
+        page.locator("h2#terms").scroll_into_view_if_needed()
+        near = model_property(page, "section_watch", "near") or []
+        return "terms" in near and "shift" not in near
+
+    wait_until(at_terms, timeout=30, interval=0.5, message="the page never reported shift far and terms near")
+    wait_for_source(page, "terms_marker", lambda d: list(d["k"]) == [3], timeout=20)
+    handle = handle_below(page, "offset k", "terms")
+    handle.scroll_into_view_if_needed()
+    handle.press("ArrowRight")
+    wait_for_source(page, "terms_marker", lambda d: list(d["k"]) == [4], timeout=20)
+    assert page.evaluate("window.__matrixSends") == 0, "a section far away was updated"
+    # Back at the section: it shows the present k at once.
+    wait_until(lambda: page.locator("h2#shift").scroll_into_view_if_needed()
+               or is_rotation(4, 16)(source_data(page, "rotation_matrix")), timeout=30, interval=0.5,
+               message="the section did not catch up")
+    assert page.evaluate("window.__matrixSends") == 1  # one catch-up, not one per missed step
+    assert console_errors == []

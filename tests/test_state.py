@@ -19,6 +19,8 @@ from app.state import (
     T_MAX,
     URL_PARAMETERS,
     ExplorerState,
+    StateMirror,
+    mirrored_parameters,
     parse_query,
 )
 
@@ -244,17 +246,65 @@ def test_any_sequence_of_moves_keeps_the_state_consistent(ops):
     state = ExplorerState()
     guard(state)
     for op, arg in ops:
-        if op == "sizes":
-            state.param.update(d_model=arg[0], T=arg[1])
-        elif op == "preset":
-            state.apply_preset(arg)
-        elif op in DEPENDENT:
-            low, high = state.param[op].bounds
-            value = low + round(arg * (high - low))
-            setattr(state, op, value - value % 2 if op == "reserve" else value)
-        else:
-            setattr(state, op, arg)
+        move(state, op, arg)
         assert_consistent(state)
+
+
+def move(state: ExplorerState, op: str, arg: object) -> None:
+    """One move of a random walk, as a control of the page would make it."""
+    if op == "sizes":
+        state.param.update(d_model=arg[0], T=arg[1])
+    elif op == "preset":
+        state.apply_preset(arg)
+    elif op in DEPENDENT:
+        low, high = state.param[op].bounds
+        value = low + round(arg * (high - low))
+        setattr(state, op, value - value % 2 if op == "reserve" else value)
+    else:
+        setattr(state, op, arg)
+
+
+def values_of(state: ExplorerState) -> dict[str, object]:
+    return {name: getattr(state, name) for name in mirrored_parameters()}
+
+
+@PROPERTY
+@given(ops=st.lists(st.tuples(st.sampled_from(["state", "mirror 0", "mirror 1", "sleep 0", "sleep 1", "wake 0",
+                                               "wake 1"]), operations.map(lambda moves: moves[:2])), max_size=10))
+def test_mirrors_follow_while_awake_catch_up_when_woken_and_drive_the_state(ops):
+    # The lesson's sections each draw from a StateMirror; a section's slider moves its mirror.
+    state = ExplorerState()
+    mirrors = [StateMirror(state), StateMirror(state)]
+    for where, moves in ops:
+        kind, _, index = where.partition(" ")
+        if kind == "sleep":
+            mirrors[int(index)].active = False
+        elif kind == "wake":
+            mirrors[int(index)].active = True
+        for op, arg in moves if kind in ("state", "mirror") else ():
+            move(state if kind == "state" else mirrors[int(index)].copy, op, arg)
+        assert_consistent(state)
+        for mirror in mirrors:
+            assert_consistent(mirror.copy)
+            if mirror.active:
+                assert values_of(mirror.copy) == values_of(state)
+    for mirror in mirrors:
+        mirror.active = True
+        assert values_of(mirror.copy) == values_of(state)
+
+
+def test_a_sleeping_mirror_sends_nothing_and_catches_up_in_one_step():
+    state = ExplorerState()
+    mirror = StateMirror(state)
+    seen: list[list[str]] = []
+    mirror.copy.param.watch(lambda *events: seen.append([e.name for e in events]), list(mirrored_parameters()))
+    mirror.active = False
+    state.k, state.pos, state.k = 5, 7, 6
+    assert seen == [] and mirror.copy.k == 3
+    mirror.active = True
+    assert seen == [["pos", "k"]] and (mirror.copy.pos, mirror.copy.k) == (7, 6)
+    mirror.active = True  # nothing new: nothing sent
+    assert len(seen) == 1
 
 
 # --------------------------------------------------------------------------

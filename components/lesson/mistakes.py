@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource, Label, Range1d, Span
+from bokeh.models import ColumnDataSource, Range1d
 from bokeh.plotting import figure
 
 from app import core
@@ -21,7 +21,7 @@ from components.checks import LiveChecks
 from components.distance import ScoreCurve
 from components.ladder import WavelengthLadder
 from components.lesson.base import LessonSection, number
-from components.theme import COLORS, LABEL_SIZE, style_figure
+from components.theme import COLORS, level_line, style_figure
 
 
 def norms_data(T: int, d_model: int, base: float, mistake: str) -> dict[str, np.ndarray]:
@@ -48,14 +48,8 @@ class CommonMistakes(LessonSection):
         )
         fig = self.norms_figure
         # Dashed reference line and a solid line with markers: told apart by more than colour.
-        self.expected_line = Span(dimension="width", location=1, line_color=COLORS["ink"], line_width=2,
-                                  line_dash="dashed", name="mistake_norms_expected")
-        self.expected_label = Label(x=0, y=1, text="", x_units="data", y_units="data", y_offset=6,
-                                    text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
-                                    background_fill_color="white", background_fill_alpha=0.85,
-                                    name="mistake_norms_expected_label")
-        fig.add_layout(self.expected_line)
-        fig.add_layout(self.expected_label)
+        self.expected_line, self.expected_label = level_line(fig, "mistake_norms_expected",
+                                                             "mistake_norms_expected_label", y_offset=6)
         fig.line(x="pos", y="norm", source=self.norms, line_color=COLORS["target"], line_width=3,
                  legend_label=text(lang, "mistake_norms_line"), name="mistake_norms_line")
         fig.scatter(x="pos", y="norm", source=self.norms, size=8, marker="circle", fill_color="white",

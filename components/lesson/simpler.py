@@ -72,7 +72,8 @@ class WhyNotSimpler(LessonSection):
 
         # (a) the raw number
         self.raw_share = ColumnDataSource(name="simpler_raw_share", data={"pos": [], "share": []})
-        self.raw_marker = ColumnDataSource(name="simpler_raw_marker", data={"pos": [], "share": [], "label": []})
+        self.raw_marker = ColumnDataSource(name="simpler_raw_marker",
+                                           data={"pos": [], "share": [], "label": [], "side": [], "dy": []})
         self.raw_plot = _figure("simpler_raw_plot", text(lang, "simpler_raw_title"), text(lang, "simpler_raw_x"),
                                 text(lang, "simpler_raw_y"), 380, x_range=Range1d(0, 1),
                                 y_range=Range1d(-0.05, 1.12))
@@ -80,8 +81,9 @@ class WhyNotSimpler(LessonSection):
                            name="simpler_raw_curve")
         self.raw_plot.scatter(x="pos", y="share", source=self.raw_marker, size=18, fill_color=COLORS["target"],
                               line_color="white", line_width=2, name="simpler_raw_dot")
-        self.raw_plot.text(x="pos", y="share", text="label", source=self.raw_marker, x_offset=12, y_offset=-6,
-                           text_baseline="top", text_font_size=LABEL_SIZE, text_font_style="bold",
+        self.raw_plot.text(x="pos", y="share", text="label", source=self.raw_marker, x_offset=12,
+                           y_offset={"field": "dy"}, text_baseline={"field": "side"}, text_font_size=LABEL_SIZE,
+                           text_font_style="bold",
                            text_color=COLORS["target_text"], background_fill_color="white", background_fill_alpha=0.85,
                            name="simpler_raw_label")
         self.raw_plot.yaxis.formatter.use_scientific = False
@@ -194,8 +196,10 @@ class WhyNotSimpler(LessonSection):
         s = self.state
         share = float(core.raw_position_share(s.pos, s.d_model))
         with pn.io.hold():
+            # The label goes on the side of the dot that has room: above it low in the figure, below it high.
             self.raw_marker.data = {"pos": [s.pos], "share": [share],
-                                    "label": [text(s.lang, "simpler_raw_marker", pos=s.pos, share=share)]}
+                                    "label": [text(s.lang, "simpler_raw_marker", pos=s.pos, share=share)],
+                                    "side": ["bottom" if share < 0.5 else "top"], "dy": [-4 if share < 0.5 else 4]}
             self._update_ratio_marks()
             self._update_row()
 
