@@ -177,7 +177,7 @@ def page_switches(state: ExplorerState) -> PageSwitches:
                         theme_label=text(lang, "theme_dark"), name="page_switches",
                         stylesheets=[SWITCHES_CSS], margin=(5, 10),
                         # In the slim bar it shares a line with play and previous/next.
-                        **({"width": 600, "sizing_mode": "fixed"} if state.present
+                        **({"width": 600, "height": 70, "sizing_mode": "fixed"} if state.present
                            else {"sizing_mode": "stretch_width"}))
 
 
