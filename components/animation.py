@@ -44,6 +44,7 @@ class LabelledCheckbox(JSComponent):
 
     value = param.Boolean(default=False, doc="Whether it is checked.")
     label = param.String(default="", doc="Its text and accessible name.")
+    kind = param.String(default="", doc="The state parameter it shows (its input's class: pe-check-<kind>).")
 
     _stylesheets: ClassVar[list[str]] = ["""
     label { display: inline-flex; align-items: center; gap: 0.4em; font-size: 1.05rem; line-height: 1.3;
@@ -57,6 +58,7 @@ class LabelledCheckbox(JSComponent):
       const label = document.createElement("label");
       const box = document.createElement("input");
       box.type = "checkbox";
+      box.className = "pe-check-" + model.kind;
       box.checked = model.value;
       box.addEventListener("change", () => { model.value = box.checked; });
       model.on("value", () => { box.checked = model.value; });
@@ -68,7 +70,8 @@ class LabelledCheckbox(JSComponent):
 
 def checkbox_for(state: ExplorerState, name: str, label: str) -> LabelledCheckbox:
     """A ``LabelledCheckbox`` kept equal to the state's boolean parameter ``name``, both ways."""
-    box = LabelledCheckbox(value=getattr(state, name), label=label, name=f"animation_{name}", margin=(12, 10, 5, 10))
+    box = LabelledCheckbox(value=getattr(state, name), label=label, kind=name, name=f"animation_{name}",
+                           margin=(12, 10, 5, 10))
     box.param.watch(lambda event: setattr(state, name, event.new), "value")
     state.param.watch(lambda event: setattr(box, "value", event.new), name)
     return box
