@@ -19,7 +19,7 @@ import time
 from typing import Any
 from urllib.parse import urlencode
 
-from bench.run import FIRST_PLOT_JS, SIZES, _browser, log, server, stats, steps
+from bench.run import SIZES, _browser, load_times, log, server, stats, steps
 from tests.helpers import wait_until
 
 #: PROBE_JS of bench.run, plus any named model whose properties change: the lesson's live
@@ -115,16 +115,7 @@ def part_lesson(quick: bool) -> dict[str, Any]:
     try:
         with server("app") as (port, _pid):
             url = f"http://127.0.0.1:{port}/?{urlencode(SIZES['lesson'])}"
-            first = []
-            for i in range(loads + 1):
-                context = browser.new_context(viewport={"width": 1920, "height": 1080})
-                context.add_init_script(FIRST_PLOT_JS)
-                page = context.new_page()
-                page.goto(url, timeout=120_000)
-                page.wait_for_function("() => window.__firstPlot !== undefined", timeout=30_000)
-                if i > 0:  # the first load warms the server's caches
-                    first.append(page.evaluate("window.__firstPlot"))
-                context.close()
+            first, _ = load_times(browser, url, loads)
             results["first_plot_ms"] = stats(first)
             log("lesson first plot", results["first_plot_ms"])
             page = browser.new_page(viewport={"width": 1920, "height": 1080})

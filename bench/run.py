@@ -706,6 +706,29 @@ FIRST_PLOT_JS = """
 """
 
 
+def load_times(browser, url: str, repeats: int, figures: int | None = None) -> tuple[list[float], list[float]]:
+    """Loads of ``url`` in a cold browser context each, after one that warms the server's caches (bundles,
+    templates): ms from the navigation to the first drawn figure, and (with ``figures``) to seeing that
+    many figures drawn (within ~10 ms; empty without ``figures``)."""
+    first, idle = [], []
+    for i in range(repeats + 1):
+        context = browser.new_context(viewport={"width": 1920, "height": 1080})
+        context.add_init_script(FIRST_PLOT_JS)
+        page = context.new_page()
+        page.goto(url, timeout=120_000)
+        page.wait_for_function("() => window.__firstPlot !== undefined", timeout=120_000)
+        if figures is not None:
+            wait_until(lambda page=page: plots_drawn(page, figures), timeout=120, interval=0.01)
+        t_first = page.evaluate("window.__firstPlot")
+        t_idle = page.evaluate("performance.now()")
+        context.close()
+        if i > 0:
+            first.append(t_first)
+            if figures is not None:
+                idle.append(t_idle)
+    return first, idle
+
+
 def part_load(quick: bool) -> dict[str, Any]:
     from urllib.parse import urlencode
 
@@ -717,20 +740,7 @@ def part_load(quick: bool) -> dict[str, Any]:
             with server(which) as (port, _pid):
                 log("load", which)
                 url = f"http://127.0.0.1:{port}{VIEWS_PATH[which]}?{urlencode(SIZES['lesson'])}"
-                first, idle = [], []
-                for i in range(repeats + 1):
-                    context = browser.new_context(viewport={"width": 1920, "height": 1080})
-                    context.add_init_script(FIRST_PLOT_JS)
-                    page = context.new_page()
-                    page.goto(url, timeout=120_000)
-                    page.wait_for_function("() => window.__firstPlot !== undefined", timeout=120_000)
-                    wait_until(lambda page=page: plots_drawn(page, PAGE_FIGURES), timeout=120, interval=0.01)
-                    t_first = page.evaluate("window.__firstPlot")
-                    t_idle = page.evaluate("performance.now()")  # every figure drawn, seen within ~10 ms
-                    context.close()
-                    if i > 0:  # the first load warms the server's caches (bundles, templates)
-                        first.append(t_first)
-                        idle.append(t_idle)
+                first, idle = load_times(browser, url, repeats, PAGE_FIGURES)
                 results[which] = {"first_plot_ms": stats(first), "idle_seen_ms": stats(idle)}
     finally:
         browser.close()

@@ -9,7 +9,7 @@ import panel as pn
 
 from app.state import Notice
 from app.strings import text
-from components.theme import html_pane
+from components.theme import LiveHTML
 
 #: Longest piece of user input echoed back; the rest is cut (it is only a hint).
 ECHO_LIMIT = 40
@@ -34,7 +34,8 @@ def notice_alert(lang: str, notices: Sequence[Notice]) -> pn.viewable.Viewable |
     """An alert box listing the notices, or ``None`` when there are none."""
     if not notices:
         return None
-    # An HTML pane, not Alert: Alert renders Markdown, and escaped text can
-    # still carry Markdown syntax (links) that we do not want to interpret.
-    return html_pane(f'<div class="pe-notice" role="alert">{notice_html(lang, notices)}</div>',
-                     sizing_mode="stretch_width", name="notices")
+    # Markup we escaped ourselves, not Alert: Alert renders Markdown, and escaped text can still
+    # carry Markdown syntax (links) that we do not want to interpret. A LiveHTML, not an HTML pane,
+    # so that its model carries the name ``notices`` (Panel does not name a pane's Bokeh model).
+    return LiveHTML(f'<div class="pe-notice" role="alert">{notice_html(lang, notices)}</div>',
+                    sizing_mode="stretch_width", name="notices")

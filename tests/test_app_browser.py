@@ -81,6 +81,8 @@ def test_junk_in_the_url_is_clamped_with_a_visible_escaped_notice(page, app_url,
     notice = page.locator(".pe-notice")
     expect(notice).to_contain_text(hostile)  # shown as text...
     assert page.locator(".pe-notice img").count() == 0  # ...never as markup
+    assert "&lt;img" in page.evaluate(  # the named model carries it, escaped
+        "() => Bokeh.documents[0].get_model_by_name('notices').text")
     for name in ("d_model", "T", "k", "base"):
         expect(notice).to_contain_text(f"{name} =")
     expect(slider_handle(page, text("en", "k"))).to_have_attribute("aria-valuenow", "23.0")
