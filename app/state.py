@@ -320,8 +320,14 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
         note("pairs_to", args["pairs_to"], values["pairs_to"], "below_from")
     integer("reserve", 0, d_model)
     if values.get("reserve", 0) % 2:
-        note("reserve", args["reserve"], values["reserve"] - 1, "odd")
-        values["reserve"] -= 1
+        used = values["reserve"] - 1
+        # As for d_model: "2.75" already has its "rounded" notice (3); it now reports the value used.
+        earlier = [n for n in notices if n.parameter == "reserve"]
+        if earlier:
+            notices[notices.index(earlier[0])] = replace(earlier[0], used=str(used))
+        else:
+            note("reserve", args["reserve"], used, "odd")
+        values["reserve"] = used
 
     choice("heads", HEADS)
     choice("mistake", MISTAKES)

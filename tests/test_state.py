@@ -512,3 +512,9 @@ def test_page_parameters_reach_the_address_only_when_not_default():
         "present": "1", "slide": "clocks", "theme": "dark", "speed": "8", "loop": "0"}
     values, notices = parse_query(query)
     assert notices == [] and ExplorerState(**values).query() == query
+
+
+def test_a_fractional_odd_reserve_gets_one_notice_with_the_value_used():
+    values, notices = parse_query({"reserve": "2.75"})
+    assert values == {"reserve": 2}
+    assert [(n.parameter, n.used, n.reason) for n in notices] == [("reserve", "2", "rounded")]
