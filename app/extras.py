@@ -17,6 +17,9 @@ from components.a11y import accessible_names
 from components.connection import connection_status
 from components.embed import embed_dialog
 from components.export import export_links
+from components.keyboard import page_keys
+from components.present import page_look
+from components.present import page_tools as presentation_tools
 from components.room import room_box
 
 PageExtra = Callable[[ExplorerState, str], pn.viewable.Viewable | None]
@@ -26,6 +29,9 @@ PAGE_EXTRAS: list[PageExtra] = [
     accessible_names,
     export_links,
     room_box,
+    page_look,
+    page_keys,
+    presentation_tools,
 ]
 
 

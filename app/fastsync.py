@@ -55,6 +55,7 @@ the tests instead of silently bringing the latency back. pyproject.toml pins
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -86,6 +87,10 @@ __all__ = [
 
 #: Milliseconds a browser change waits before it is applied (Panel's default is 50).
 DEBOUNCE_MS = 0
+#: During a drag (changes closer together than this), at most one change is applied per this many ms:
+#: the page gets ~25 updates a second, each with the latest value, instead of a queue of every value
+#: the pointer passed (measured in bench/drag.py; see docs/performance.md).
+DRAG_INTERVAL_MS = 40
 #: Refusals logged per websocket connection before only one in ``WARN_EVERY`` is.
 WARN_LIMIT = 20
 WARN_EVERY = 1_000
@@ -169,14 +174,29 @@ class _FastSync:
 
     _debounce: ClassVar[int] = DEBOUNCE_MS
     _busy__ignore: ClassVar[list[str]] = list(VALUE_PROPERTIES)
+    #: When the last browser change was applied (``time.monotonic()``); see ``_server_change``.
+    _applied_at: ClassVar[float] = -math.inf
+
+    def _server_change(self, doc, ref, subpath, attr, old, new) -> None:
+        # A drag: a change that comes within DRAG_INTERVAL_MS of the last one applied waits out the rest
+        # of that interval, and every change arriving meanwhile is merged into it (Panel merges while one
+        # waits), so the page gets at most one update per interval, always the latest value, and the
+        # last one DRAG_INTERVAL_MS after the hand stops at most. A single key press (nothing applied
+        # in the last interval) still goes at once (``_debounce`` 0).
+        since = (time.monotonic() - self._applied_at) * 1000
+        self._debounce = max(0, round(DRAG_INTERVAL_MS - since)) if since < DRAG_INTERVAL_MS else DEBOUNCE_MS
+        super()._server_change(doc, ref, subpath, attr, old, new)
 
     def _process_events(self, events: dict) -> None:
         mark_connected()
-        with one_message():
-            if events.keys() <= set(VALUE_PROPERTIES):
-                self._process_step(events)
-            else:
-                super()._process_events(events)
+        try:
+            with one_message():
+                if events.keys() <= set(VALUE_PROPERTIES):
+                    self._process_step(events)
+                else:
+                    super()._process_events(events)
+        finally:
+            self._applied_at = time.monotonic()
 
     def _process_step(self, events: dict) -> None:
         """Panel's ``Syncable._process_events`` for a slider step (``value``, ``value_throttled``).

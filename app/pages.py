@@ -25,7 +25,6 @@ import param
 from panel.custom import JSComponent
 
 from app.extras import page_extras, page_tools
-from app.fastsync import FastPlayer
 from app.lesson import BEYOND
 from app.lesson import LESSON as LESSON_ONLY
 from app.lesson import SECTIONS as LESSON
@@ -37,10 +36,12 @@ from components.checks import LiveChecks
 from components.clocks import PairClocks
 from components.controls import Controls
 from components.distance import ScoreCurve
+from components.keyboard import PageKeys
 from components.ladder import WavelengthLadder
 from components.lazy import LazyPart, watch_sections
 from components.links import StateLinks
 from components.notices import notice_alert
+from components.present import Presentation, Slide, choose_slide
 from components.theme import STYLESHEET, html_pane
 
 
@@ -225,24 +226,10 @@ class LaterViews:
             return
         objects = list(self.layout.objects)
         for index, name in self.places.items():
-            objects[index] = hide_players(VIEWS[name].view(self.state), self.state)
+            objects[index] = VIEWS[name].view(self.state)
         self.places = {}
         self.layout.objects = objects
         self.anchor.complete = True
-
-
-def players(part: pn.viewable.Viewable):
-    """The play controls (``FastPlayer``) inside ``part``: the clocks' player."""
-    layout = part.__panel__() if isinstance(part, pn.viewable.Viewer) else part
-    return layout.select(FastPlayer) if hasattr(layout, "select") else []
-
-
-def hide_players(part: pn.viewable.Viewable, state: ExplorerState) -> pn.viewable.Viewable:
-    """``part``, its play controls hidden unless the page shows ``play`` (``controls=`` of an embed)."""
-    if not state.shows("play"):
-        for player in players(part):
-            player.visible = False
-    return part
 
 
 def explore_page() -> pn.viewable.Viewable:
@@ -347,7 +334,7 @@ def lesson_page() -> pn.viewable.Viewable:
     for index, (slug, section) in enumerate(LESSON.items()):
         body.append(section_heading(state, slug))
         mirror = StateMirror(state)
-        parts[slug] = LazyPart(lambda section=section, mirror=mirror: hide_players(section(mirror.copy), state),
+        parts[slug] = LazyPart(lambda section=section, mirror=mirror: section(mirror.copy),
                                SECTION_PLACEHOLDER_HEIGHT, slug, mirror=mirror)
         if index < FIRST_SECTIONS:
             parts[slug].build_now()
@@ -364,9 +351,9 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
 
     def page() -> pn.viewable.Viewable:
         state, notices = session_state()
-        section = hide_players(LESSON[slug](state), state)
-        plays = ("play",) if any(True for _ in players(section)) else ()
-        tools = page_tools(state, "section", (*LESSON[slug].controls, *plays))
+        section = LESSON[slug](state)
+        # Every page has the play control (components/present.py), which an embed may keep.
+        tools = page_tools(state, "section", (*LESSON[slug].controls, "play"))
         parts = [pn.Row(*tools, align="end") if tools else None, notice_alert(state.lang, notices),
                  section_heading(state, slug), section,
                  section_pager(state, slug, alone=True),
@@ -397,11 +384,9 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
         state, notices = session_state()
         spec = VIEWS[name]
         view = spec.view(state)
-        # controls= (an embed's choice): only the sliders it names; the clocks' player only with "play".
+        # controls= (an embed's choice): only the sliders it names; the page's play control only with "play".
         shown = [p for p in spec.controls if state.shows(p)]
-        hide_players(view, state)
-        plays = ("play",) if any(True for _ in players(view)) else ()
-        tools = page_tools(state, "view", (*spec.controls, *plays))
+        tools = page_tools(state, "view", (*spec.controls, "play"))
         parts = [pn.Row(*tools, align="end") if tools else None, notice_alert(state.lang, notices),
                  Controls(state, shown, columns=3) if shown else None, view,
                  None if script_embedded() else AddressBar(state, title=text(state.lang, "page_title")),
@@ -413,7 +398,49 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
     return page
 
 
+# -- Presentation mode (components/present.py): ``?present=1`` turns any page into slides ------------
+
+def slides(state: ExplorerState, kind: str) -> list[Slide]:
+    """The slides of a page of ``kind``: every lesson section (the lesson and its sections' pages), or every view."""
+    lang = state.lang
+    if kind in ("lesson", "section"):
+        return [Slide(slug, section_title(slug, lang), lambda section=section: section(state))
+                for slug, section in LESSON.items()]
+    return [Slide(name, text(lang, spec.title),
+                  lambda spec=spec: pn.Column(Controls(state, spec.controls, columns=3), spec.view(state),
+                                              sizing_mode="stretch_width"))
+            for name, spec in VIEWS.items()]
+
+
+PageMaker = Callable[[], pn.viewable.Viewable]
+
+
+def presentable(page: PageMaker, kind: str, first: str = "") -> PageMaker:
+    """``page``, or in presentation mode its slides (starting on ``first``, or the address's ``slide``)."""
+
+    def maybe_present() -> pn.viewable.Viewable:
+        state, notices = session_state()
+        if not state.present:
+            return page()
+        deck = slides(state, kind)
+        choose_slide(state, deck, first or deck[0].name, notices)
+        presentation = Presentation(state, deck)
+        extras = page_extras(state, kind)
+        for part in extras:
+            if isinstance(part, PageKeys):
+                part.on_slide = presentation.move
+        parts = [notice_alert(state.lang, notices), presentation,
+                 AddressBar(state, title=text(state.lang, "page_title")), *extras]
+        return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
+                         stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-present"])
+
+    maybe_present.__name__ = page.__name__
+    return maybe_present
+
+
 def routes() -> dict[str, Callable[[], pn.viewable.Viewable]]:
     """Every route of the server: the lesson, one per section, ``/explore`` and one per view."""
-    return {"/": lesson_page, **{slug: section_page(slug) for slug in LESSON}, "explore": explore_page,
-            **{name: view_page(name) for name in VIEWS}}
+    return {"/": presentable(lesson_page, "lesson"),
+            **{slug: presentable(section_page(slug), "section", slug) for slug in LESSON},
+            "explore": presentable(explore_page, "explore"),
+            **{name: presentable(view_page(name), "view", name) for name in VIEWS}}

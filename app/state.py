@@ -25,6 +25,7 @@ a value outside its bounds.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -58,11 +59,20 @@ MAX_WORD_LENGTH = 24
 #: Parameters that travel in the query string, in the order they are written there.
 VIEW_PARAMETERS = ("d_model", "T", "base", "pair", "pos", "k")
 LESSON_PARAMETERS = ("pairs_from", "pairs_to", "heads", "reserve", "sentence", "mistake")
-#: How the page is shown (not what it shows).
-PAGE_PARAMETERS: tuple[str, ...] = ("controls",)
+#: How the page is shown (not what it shows): which controls an embedded page shows, presentation mode,
+#: its slide, the theme, the animation. Written into the address only when they differ from their defaults.
+PAGE_PARAMETERS: tuple[str, ...] = ("controls", "present", "slide", "theme", "play", "speed", "loop", "play_k")
 #: What ``controls=`` may list (an embedded page shows those controls only): the sliders and option
-#: groups, and ``play`` (the clocks' player); ``none`` alone shows no control. In this order.
+#: groups, and ``play`` (the page's play control); ``none`` alone shows no control. In this order.
 CONTROL_NAMES: tuple[str, ...] = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, "play")
+THEMES = ("light", "dark")
+#: Play speeds, in steps of pos per second (``+`` and ``-`` walk this list).
+SPEEDS: tuple[int, ...] = (1, 2, 3, 5, 8, 12, 20)
+#: A slide's name: a lesson section's slug or a view's name (the page checks it against its own).
+SLIDE_PATTERN = re.compile(r"^[a-z][a-z_]{0,39}$")
+#: How "yes" and "no" may be written in the address.
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
 #: Following a teacher's room.
 ROOM_PARAMETERS: tuple[str, ...] = ("follow",)
 #: A room id: six characters without look-alikes (see app.rooms, which makes them).
@@ -106,6 +116,13 @@ class ExplorerState(param.Parameterized):
         "Which controls the page shows, comma separated (CONTROL_NAMES, or 'none'); empty: all of them."))
     follow = param.String(default="", doc=(
         "The room whose teacher this page follows (app.rooms); empty: none. Never part of what a room sends."))
+    present = param.Boolean(default=False, doc="Presentation mode: one section or view at a time, large type.")
+    slide = param.String(default="", doc="The section or view shown in presentation mode; empty: the page's first.")
+    theme = param.Selector(default="light", objects=list(THEMES), doc="Light or dark high-contrast colours.")
+    play = param.Boolean(default=False, doc="Whether the animation runs (pos, and k when play_k).")
+    speed = param.Selector(default=3, objects=list(SPEEDS), doc="Animation speed, steps of pos per second.")
+    loop = param.Boolean(default=True, doc="At the end of pos the animation starts again (else it stops).")
+    play_k = param.Boolean(default=False, doc="The animation also runs k (from -(T-1) up) once pos has run.")
 
     lesson_preset = param.Action(lambda self: self.apply_preset("lesson"))
     paper_preset = param.Action(lambda self: self.apply_preset("paper"))
@@ -176,10 +193,22 @@ class ExplorerState(param.Parameterized):
         return self.pos + self.k
 
     def query(self) -> dict[str, str]:
-        """The query-string form of the state (inverse of ``parse_query``); no ``sentence``, ``controls`` or
-        ``follow`` while empty (the lesson's sentence, every control, no room)."""
-        return {name: str(getattr(self, name)) for name in URL_PARAMETERS
-                if name not in ("sentence", "controls", "follow") or getattr(self, name)}
+        """The query-string form of the state (inverse of ``parse_query``).
+
+        No ``sentence`` while it is the lesson's, no ``follow`` while the page follows no room, and the
+        page's parameters only where they differ from their defaults (a plain link stays short).
+        """
+        query = {}
+        for name in URL_PARAMETERS:
+            value = getattr(self, name)
+            if name in ("sentence", "follow") and not value:
+                continue
+            if name in PAGE_PARAMETERS:
+                if value == self.param[name].default:
+                    continue
+                value = int(value) if isinstance(value, bool) else value
+            query[name] = str(value)
+        return query
 
     def shows(self, control: str) -> bool:
         """Whether the page shows ``control`` (a name of ``CONTROL_NAMES``) under ``controls=``."""
@@ -305,8 +334,14 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
         note("pairs_to", args["pairs_to"], values["pairs_to"], "below_from")
     integer("reserve", 0, d_model)
     if values.get("reserve", 0) % 2:
-        note("reserve", args["reserve"], values["reserve"] - 1, "odd")
-        values["reserve"] -= 1
+        used = values["reserve"] - 1
+        # As for d_model: "2.75" already has its "rounded" notice (3); it now reports the value used.
+        earlier = [n for n in notices if n.parameter == "reserve"]
+        if earlier:
+            notices[notices.index(earlier[0])] = replace(earlier[0], used=str(used))
+        else:
+            note("reserve", args["reserve"], used, "odd")
+        values["reserve"] = used
 
     choice("heads", HEADS)
     choice("mistake", MISTAKES)
@@ -326,6 +361,29 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
         values["follow"] = given if valid_room_id(given) else ""
         if given and not values["follow"]:
             note("follow", args["follow"], "", "not_a_room")
+
+    def flag(name: str) -> None:
+        if name not in args:
+            return
+        given = args[name].strip().lower()
+        values[name] = given in TRUE_WORDS if given in TRUE_WORDS + FALSE_WORDS else defaults[name].default
+        if given not in TRUE_WORDS + FALSE_WORDS:
+            note(name, args[name], int(values[name]), "not_allowed")
+
+    for name in ("present", "play", "loop", "play_k"):
+        flag(name)
+    if "slide" in args:
+        given = args["slide"].strip().lower()
+        values["slide"] = given if SLIDE_PATTERN.match(given) or not given else ""
+        if values["slide"] != given:
+            note("slide", args["slide"], values["slide"], "not_allowed")
+    choice("theme", THEMES)
+    if "speed" in args:
+        number = _to_float(args["speed"])
+        nearest = SPEEDS[2] if number is None else min(SPEEDS, key=lambda s: (abs(s - number), s))
+        values["speed"] = nearest
+        if nearest != number:
+            note("speed", args["speed"], nearest, "not_a_number" if number is None else "off_grid")
 
     choice("lang", LANGUAGES, fallback=default_lang)
     return values, notices

@@ -26,6 +26,8 @@ Parts (each measures both apps in the same run; ratios are naive / app):
   (bench/weight.py; the app only).
 * ``rooms``   - a teacher's room: 100 and 300 followers over two processes with Redis, and the
   nginx path against the direct one (bench/rooms.py; its own section of docs/performance.md).
+* ``drag``    - the k handle dragged across its range in 1 s with 60 pointer moves: updates
+  shown per second during the drag, release -> final state (bench/drag.py; the app only).
 
 Results: bench/results/<time>.json (git-ignored) and the tables between the markers in
 docs/performance.md. Servers are started as subprocesses on free loopback ports.
@@ -907,6 +909,10 @@ def render(results: dict[str, Any]) -> str:
         from bench.weight import render_weight
 
         lines += render_weight(results["weight"], fmt)
+    if "drag" in results:
+        from bench.drag import render_drag
+
+        lines += render_drag(results["drag"], fmt)
     return "\n".join(lines) + "\n"
 
 
@@ -943,10 +949,16 @@ def part_rooms(quick: bool) -> dict[str, Any]:
     return run(quick)
 
 
+def part_drag(quick: bool) -> dict[str, Any]:
+    from bench.drag import part_drag as run
+
+    return run(quick)
+
+
 PARTS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "server": part_server, "wire": part_wire, "browser": part_browser, "clients": part_clients,
     "memory": part_memory, "load": part_load, "lesson": part_lesson, "floor": part_floor,
-    "weight": part_weight, "rooms": part_rooms,
+    "weight": part_weight, "rooms": part_rooms, "drag": part_drag,
 }
 
 

@@ -10,10 +10,12 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
-from app.state import URL_PARAMETERS, ExplorerState
+from app.state import PAGE_PARAMETERS, URL_PARAMETERS, ExplorerState
 
 #: Per session state, the parameters whose sliders write themselves into the address.
 _WRITTEN_BY_SLIDERS: WeakKeyDictionary[ExplorerState, set[str]] = WeakKeyDictionary()
+#: Per session state, the page's address bar (for changes that no slider made: keys, play).
+_BARS: WeakKeyDictionary[ExplorerState, AddressBar] = WeakKeyDictionary()
 
 #: Browser side of ``write_to_address``: the slider's new value goes into the address
 #: once the moves pause for 150 ms (browsers throttle history.replaceState calls).
@@ -62,12 +64,16 @@ class AddressBar(JSComponent):
     query = param.String(default="", doc="The state's query string (without '?').")
     title = param.String(default="", doc="Title of the browser tab.")
     lang = param.String(default="", doc="Language code of the page.")
+    optional = param.List(default=list(PAGE_PARAMETERS), doc=(
+        "Keys the query leaves out at their defaults: removed from the address when the query lacks them."))
 
     _esm = """
     export function render({ model }) {
       const apply = () => {
         const url = new URL(window.location.href);
-        for (const [key, value] of new URLSearchParams(model.query)) url.searchParams.set(key, value);
+        const query = new URLSearchParams(model.query);
+        for (const [key, value] of query) url.searchParams.set(key, value);
+        for (const key of model.optional) if (!query.has(key)) url.searchParams.delete(key);
         if (url.href !== window.location.href) window.history.replaceState(window.history.state, "", url.href);
       };
       apply();
@@ -83,6 +89,7 @@ class AddressBar(JSComponent):
         params.setdefault("lang", state.lang)
         super().__init__(query=urlencode(state.query()), width=0, height=0, margin=0, **params)
         self._state = state
+        _BARS[state] = self
         state.param.watch(self._follow, list(URL_PARAMETERS))
 
     def _follow(self, *events: param.parameterized.Event) -> None:
@@ -119,3 +126,11 @@ class LanguageLink(JSComponent):
       return link;
     }
     """
+
+
+def refresh_address(state: ExplorerState) -> None:
+    """Send the whole query to the page's address bar: after a change that no slider made (a shortcut key,
+    the end of an animation), which the sliders' own address writing does not reliably see."""
+    bar = _BARS.get(state)
+    if bar is not None:
+        bar.query = urlencode(state.query())

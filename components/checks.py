@@ -50,9 +50,10 @@ from components.theme import COLORS, LiveHTML
 #: the sentence itself says which, the colour only helps to find it from afar.
 #: Short class names: they live in each card's own shadow root, and the markup is resent on every k step.
 CHECK_CSS = f"""
-.ck {{ font-size: 1.45rem; line-height: 1.4; border-left: 8px solid {COLORS["selected"]}; background: #eef8f4;
+.ck {{ font-size: 1.45rem; line-height: 1.4; border-left: 8px solid {COLORS["selected"]};
+       background: var(--pe-t-right-bg, #eef8f4);
        border-radius: 4px; padding: 0.35rem 0.9rem; margin: 0.25rem 0; }}
-.ck.rm {{ border-left-color: #E69F00; background: #fff4e0; }}
+.ck.rm {{ border-left-color: #E69F00; background: var(--pe-t-notice-bg, #fff4e0); }}
 """
 
 

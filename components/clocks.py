@@ -12,7 +12,7 @@ Three figures and a matrix:
   of the row outlined and the selected pair marked;
 * the selected pair's clock, large, with axes in PE coordinates, next to its
   2x2 block of ``M_k`` applied to ``PE[pos]``;
-* a player that advances ``pos`` so the clocks run.
+* (the page's play control, ``components.animation``, advances ``pos`` so the clocks run).
 
 What is resent on a change (sources split by the parameters they depend on):
 * d_model, base: every face (row and strip) and then every hand;
@@ -49,7 +49,6 @@ from bokeh.plotting import figure
 from bokeh.transform import transform
 
 from app import core
-from app.fastsync import FastPlayer
 from app.state import ExplorerState
 from app.strings import text
 from components.describe import Description
@@ -74,19 +73,6 @@ FACE_COLOR = "#bbbbbb"
 FACE_FILL = "#fafafa"
 LABEL_SIZE = "13pt"
 TWO_PI = 2.0 * math.pi
-#: Bigger player buttons for a projector. Panel's ``scale_buttons`` uses a CSS
-#: transform that makes neighbouring buttons overlap, so the size is set here;
-#: ``!important`` beats the inline ``max-width: 50px`` the player writes. The
-#: player's own range input is hidden: the pos slider is always next to it, and
-#: Panel 1.9 sets that input's value before its max, so any pos above 100
-#: showed at the wrong place until the first step.
-PLAYER_CSS = """
-input[type="range"] { display: none; }
-button { min-height: 40px; max-width: 72px !important; }
-button svg { width: 22px; height: 22px; }
-.pn-player-title { font-size: 1.1rem; }
-button:focus-visible { outline: 3px solid #0072B2; outline-offset: 2px; }
-"""
 
 
 # --------------------------------------------------------------------------
@@ -289,8 +275,8 @@ tr:first-child td:is(:nth-child(4), :nth-child(6)),
 tr:nth-child(2) td:is(:nth-child(3), :nth-child(4)) {{ border-right: 2px solid var(--pe-ink); }}
 td[rowspan] {{ font-size: 1.5rem; padding: 0 0.4em; text-align: center; }}
 tr:last-child td {{ font-size: 0.95rem; text-align: center; padding-top: 0.4em; color: var(--pe-muted); }}
-tr:last-child td:nth-child(3) {{ color: {COLORS["pos"]}; }}
-tr:last-child td:nth-child(5) {{ color: {COLORS["target_text"]}; }}
+tr:last-child td:nth-child(3) {{ color: var(--pe-t-pos-text, {COLORS["pos"]}); }}
+tr:last-child td:nth-child(5) {{ color: var(--pe-t-target-text, {COLORS["target_text"]}); }}
 """
 
 
@@ -480,17 +466,8 @@ class PairClocks(pn.viewable.Viewer):
                               sizing_mode="stretch_width")
         note = html_pane(f'<p class="pe-readout">{html.escape(text(lang, "block_note"))}</p>',
                          min_width=420, max_width=720, sizing_mode="stretch_width")
-        # A stock Player without Panel's 50 ms debounce (app/fastsync.py), like the sliders.
-        self.player = FastPlayer.from_param(
-            state.param.pos, name=text(lang, "play"), interval=300, loop_policy="loop",
-            show_loop_controls=False, show_value=True, value_align="start",
-            visible_buttons=["slower", "previous", "pause", "play", "next", "faster"],
-            width=420, height=80, stylesheets=[PLAYER_CSS],
-        )
-
         self.pair_title = LiveHTML(name="pair_clock_title", sizing_mode="stretch_width")
         self._layout = pn.Column(
-            self.player,
             _heading(lang, "clocks_row_title"),
             pn.pane.Bokeh(self.row_figure, sizing_mode="stretch_width"),
             _heading(lang, "clocks_strip_title"),

@@ -11,9 +11,11 @@ LINKS_CSS = """
 .pe-links { display: flex; flex-wrap: wrap; gap: 0.4em 1.2em; margin: 0.3em 0; padding: 0; list-style: none; }
 ol.pe-links.pe-toc { display: block; list-style: decimal; padding-left: 2.2em; font-size: 1.2rem; }
 ol.pe-links.pe-toc li { margin: 0.15em 0; }
-.pe-links a { font-size: 1.15rem; color: #0B5C8E; text-decoration: underline; text-underline-offset: 0.15em; }
-.pe-links a:focus-visible { outline: 3px solid #0072B2; outline-offset: 2px; border-radius: 2px; }
-.pe-links.pe-pager { justify-content: space-between; border-top: 2px solid #e4e4e4; padding-top: 0.4em; }
+.pe-links a { font-size: 1.15rem; color: var(--pe-t-link, #0B5C8E);
+              text-decoration: underline; text-underline-offset: 0.15em; }
+.pe-links a:focus-visible { outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; border-radius: 2px; }
+.pe-links.pe-pager { justify-content: space-between; border-top: 2px solid var(--pe-t-rule, #e4e4e4);
+                     padding-top: 0.4em; }
 """
 
 

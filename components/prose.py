@@ -31,9 +31,10 @@ PROSE_CSS = """
 .pe-prose .katex { font-size: 1.1em; }
 .pe-prose .pe-num { font-variant-numeric: tabular-nums; font-weight: 600; white-space: nowrap; }
 .pe-prose table { border-collapse: collapse; margin: 0.5em 0; }
-.pe-prose th, .pe-prose td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
-.pe-prose code { font-size: 0.95em; background: #f3f3f3; padding: 0 0.2em; border-radius: 3px; }
-.pe-prose blockquote { border-left: 6px solid #0072B2; background: #eef5fb; margin: 0.6em 0; padding: 0.3em 1em; }
+.pe-prose th, .pe-prose td { border: 1px solid var(--pe-t-rule, #ccc); padding: 0.2em 0.6em; text-align: right; }
+.pe-prose code { font-size: 0.95em; background: var(--pe-t-code-bg, #f3f3f3); padding: 0 0.2em; border-radius: 3px; }
+.pe-prose blockquote { border-left: 6px solid #0072B2; background: var(--pe-t-quote-bg, #eef5fb);
+                      margin: 0.6em 0; padding: 0.3em 1em; }
 """
 
 

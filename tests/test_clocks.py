@@ -387,7 +387,7 @@ def test_any_sequence_of_changes_stays_consistent(steps):
 
 
 # --------------------------------------------------------------------------
-# Texts, the block, the player
+# Texts, the block
 # --------------------------------------------------------------------------
 
 def block_numbers(markup: str) -> list[float]:
@@ -429,16 +429,9 @@ def test_wavelength_labels_stay_short():
     assert format_wavelength(2 * math.pi * 1e6) == "6\u2009283\u2009185"
 
 
-def test_player_drives_pos_within_the_table():
+def test_the_view_has_no_player_of_its_own():
+    """The page's one play control (components/animation.py) runs pos; the view carries none."""
+    import panel as pn
+
     view = view_for(d_model=32, T=24, pos=0, k=3, lang="en")
-    player = view.player
-    assert (player.start, player.end, player.value) == (0, 23, 0)
-    assert player.loop_policy == "loop" and player.interval == 300
-    assert player.name == text("en", "play")
-    player.value = 7
-    assert view.state.pos == 7
-    assert_consistent(view)
-    view.state.T = 10
-    assert (player.end, player.value, view.state.pos) == (9, 7, 7)
-    view.state.T = 5
-    assert (player.end, player.value) == (4, 4)
+    assert not view.__panel__().select(pn.widgets.Player)

@@ -118,7 +118,8 @@ def test_play_turns_pos_forward_and_loops(page, app_url, console_errors):
     wait_for_source(page, "clocks", lambda d: len(d["pair"]) == 9)
     pos_handle = slider_handle(page, text("es", "pos"))
     expect(pos_handle).to_have_attribute("aria-valuenow", "0.0")
-    expect(page.locator(".pn-player-title")).to_contain_text(text("es", "play"))
+    play = page.get_by_role("button", name=text("es", "animation_play"))
+    expect(play).to_have_count(1)
 
     seen: list[int] = []
 
@@ -126,10 +127,10 @@ def test_play_turns_pos_forward_and_loops(page, app_url, console_errors):
         seen.append(int(float(pos_handle.get_attribute("aria-valuenow"))))
         return 4 in seen and seen[-1] < 4 and seen.index(4) < len(seen) - 1
 
-    page.locator("button.play").click()
+    play.click()
     # Forward one step at a time up to T - 1 = 4, then round to the start again.
     wait_until(wrapped, timeout=20, message="pos never went round")
-    page.locator("button.pause").click()
+    page.get_by_role("button", name=text("es", "animation_pause")).click()
     # Samples may miss a frame on a busy machine, so: it went up, and it only ever
     # came down to the start of the loop.
     moves = [(a, b) for a, b in itertools.pairwise(seen) if b != a]

@@ -14,7 +14,9 @@ from app.state import (
     CONTROL_NAMES,
     D_MODEL_MAX,
     LANGUAGES,
+    PAGE_PARAMETERS,
     PRESETS,
+    SPEEDS,
     T_MAX,
     URL_PARAMETERS,
     ExplorerState,
@@ -28,7 +30,8 @@ REASONS = {"not_a_number", "rounded", "out_of_range", "odd", "not_allowed", "off
            "controls", "not_a_room"}
 DEFAULTS = {"d_model": 32, "T": 24, "base": 10_000, "pair": 0, "pos": 0, "k": 3, "pairs_from": 0, "pairs_to": 15,
             "heads": "random", "reserve": 4, "sentence": "", "mistake": "none", "lang": "es",
-            "controls": "", "follow": ""}
+            "controls": "", "follow": "",
+            "present": False, "slide": "", "theme": "light", "play": False, "speed": 3, "loop": True, "play_k": False}
 DEPENDENT = ("pair", "pos", "k", "pairs_from", "pairs_to", "reserve")
 
 
@@ -312,7 +315,8 @@ def test_a_sleeping_mirror_sends_nothing_and_catches_up_in_one_step():
 # --------------------------------------------------------------------------
 
 def used_value(values: dict[str, object], name: str) -> object:
-    return values.get(name, DEFAULTS[name])
+    value = values.get(name, DEFAULTS[name])
+    return int(value) if isinstance(value, bool) else value  # a flag is written 0 or 1, as in the address
 
 
 @pytest.mark.parametrize(("args", "name", "used", "reason"), [
@@ -381,8 +385,10 @@ query_text = st.one_of(
 
 def value_if_taken_as_given(name: str, given: str) -> object:
     """What the text means when it is already valid (None when it is not directly usable)."""
-    if name in ("lang", "heads", "mistake", "follow"):
+    if name in ("lang", "heads", "mistake", "follow", "theme", "slide"):
         return given.strip().lower()
+    if name in ("present", "play", "loop", "play_k"):
+        return given.strip().lower() in ("1", "true", "yes", "on")
     if name == "sentence":
         return " ".join(given.split())
     if name == "controls":  # a set of names, written in CONTROL_NAMES order; "none" alone; "" for all
@@ -442,7 +448,8 @@ def valid_states(draw) -> ExplorerState:
 def test_query_round_trip(state):
     query = state.query()
     assert list(query) == [name for name in URL_PARAMETERS
-                           if name not in ("sentence", "controls", "follow") or getattr(state, name)]
+                           if (name not in ("sentence", "follow") or getattr(state, name))
+                           and (name not in PAGE_PARAMETERS or getattr(state, name) != state.param[name].default)]
     assert all(isinstance(value, str) for value in query.values())
     values, notices = parse_query(query)
     assert notices == []
@@ -519,3 +526,62 @@ def test_follow_is_in_the_address_only_while_following():
     assert state.query()["follow"] == "k3m9qz"
     values, notices = parse_query(state.query())
     assert notices == [] and values["follow"] == "k3m9qz"
+# -- page parameters: presentation mode, theme, animation ---------------------------------------
+
+@pytest.mark.parametrize(("given", "used"), [("1", True), ("true", True), (" ON ", True), ("yes", True),
+                                             ("0", False), ("off", False), ("no", False), ("FALSE", False)])
+def test_flags_read_the_usual_spellings(given, used):
+    for name in ("present", "play", "loop", "play_k"):
+        values, notices = parse_query({name: given})
+        assert values == {name: used} and notices == []
+
+
+@pytest.mark.parametrize("given", ["2", "", "maybe", "<b>", "1.0", "x" * 10_000])
+def test_a_bad_flag_falls_back_to_its_default_with_a_notice(given):
+    values, notices = parse_query({"present": given, "loop": given})
+    assert values == {"present": False, "loop": True}
+    assert [(n.parameter, n.reason, n.used) for n in notices] == [("present", "not_allowed", "0"),
+                                                                 ("loop", "not_allowed", "1")]
+
+
+def test_theme_is_light_or_dark():
+    assert parse_query({"theme": " Dark "}) == ({"theme": "dark"}, [])
+    values, notices = parse_query({"theme": "solarized"})
+    assert values == {"theme": "light"} and notices[0].reason == "not_allowed"
+
+
+@pytest.mark.parametrize(("given", "used", "reason"), [("3", 3, None), ("20", 20, None), ("4", 3, "off_grid"),
+                                                       ("4.1", 5, "off_grid"), ("1000", 20, "off_grid"),
+                                                       ("-5", 1, "off_grid"), ("fast", 3, "not_a_number"),
+                                                       ("inf", 3, "not_a_number")])
+def test_speed_snaps_to_the_nearest_of_the_speeds(given, used, reason):
+    values, notices = parse_query({"speed": given})
+    assert values == {"speed": used}
+    assert [n.reason for n in notices] == ([reason] if reason else [])
+    assert used in SPEEDS
+
+
+@pytest.mark.parametrize(("given", "used", "noticed"), [("clocks", "clocks", False), ("Ladder", "ladder", False),
+                                                        ("", "", False), ("<script>", "", True), ("a" * 41, "", True),
+                                                        ("9lives", "", True), ("why not", "", True)])
+def test_slide_is_a_short_lowercase_name(given, used, noticed):
+    values, notices = parse_query({"slide": given})
+    assert values == {"slide": used}
+    assert bool(notices) is noticed
+
+
+def test_page_parameters_reach_the_address_only_when_not_default():
+    state = ExplorerState()
+    assert not set(state.query()) & set(PAGE_PARAMETERS)
+    state.param.update(present=True, slide="clocks", theme="dark", speed=8, loop=False)
+    query = state.query()
+    assert {key: query[key] for key in PAGE_PARAMETERS if key in query} == {
+        "present": "1", "slide": "clocks", "theme": "dark", "speed": "8", "loop": "0"}
+    values, notices = parse_query(query)
+    assert notices == [] and ExplorerState(**values).query() == query
+
+
+def test_a_fractional_odd_reserve_gets_one_notice_with_the_value_used():
+    values, notices = parse_query({"reserve": "2.75"})
+    assert values == {"reserve": 2}
+    assert [(n.parameter, n.used, n.reason) for n in notices] == [("reserve", "2", "rounded")]

@@ -37,18 +37,18 @@ QUESTIONS = (1, 2, 3, 4, 5)
 QUIZ_CSS = """
 .pe-quiz { border: 2px solid #d0d0d0; border-radius: 6px; padding: 0.3em 1em 0.6em 1em; margin: 0.2em 0;
            font-size: 1.2rem; }
-.pe-quiz legend { font-size: 1rem; color: #555555; padding: 0 0.3em; }
+.pe-quiz legend { font-size: 1rem; color: var(--pe-t-muted, #555555); padding: 0 0.3em; }
 .pe-quiz label { display: flex; align-items: baseline; gap: 0.6em; padding: 0.25em 0.2em; cursor: pointer;
                  line-height: 1.4; }
 .pe-quiz input { width: 1.1em; height: 1.1em; flex: none; margin: 0; accent-color: #0072B2; }
-.pe-quiz input:focus-visible { outline: 3px solid #0072B2; outline-offset: 2px; }
+.pe-quiz input:focus-visible { outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; }
 """
 
 FEEDBACK_CSS = """
 .pe-quiz-feedback { font-size: 1.2rem; line-height: 1.45; margin: 0.2em 0 0.8em 0; padding: 0.4em 0.9em;
                     border-left: 6px solid; border-radius: 4px; }
-.pe-quiz-feedback.pe-right { border-color: #009E73; background: #e8f6f1; }
-.pe-quiz-feedback.pe-wrong { border-color: #D55E00; background: #fcefe6; }
+.pe-quiz-feedback.pe-right { border-color: #009E73; background: var(--pe-t-right-bg, #e8f6f1); }
+.pe-quiz-feedback.pe-wrong { border-color: #D55E00; background: var(--pe-t-wrong-bg, #fcefe6); }
 .pe-quiz-icon { font-weight: 700; margin-right: 0.3em; }
 """
 

@@ -39,7 +39,7 @@ BLOCK_CSS = f"""
 .sb .cap {{ font-weight: 600; margin-bottom: 0.3rem; }}
 .sb .eq {{ display: flex; flex-wrap: wrap; align-items: center; gap: 0.6rem 0.9rem; }}
 .sb figure {{ margin: 0; display: flex; flex-direction: column; align-items: center; }}
-.sb figcaption {{ font-size: 1rem; color: #444; margin-top: 0.2rem; }}
+.sb figcaption {{ font-size: 1rem; color: var(--pe-t-muted, #444); margin-top: 0.2rem; }}
 .sb .m {{ display: inline-grid; gap: 0.1rem 1rem; padding: 0.15rem 0.6rem; border-left: 3px solid {COLORS["ink"]};
           border-right: 3px solid {COLORS["ink"]}; border-radius: 8px; font-variant-numeric: tabular-nums;
           text-align: right; }}

@@ -1,0 +1,238 @@
+"""The dark theme and presentation sizes for the Bokeh figures, applied to the figures in place.
+
+The views build their figures once, in the light theme at reading size, and never
+rebuild them; this module restyles the models a page already has:
+
+* **dark theme**: every colour property of a figure's own models (background,
+  border, axes, ticks, labels, grid, titles, annotations, glyph colours given
+  as a value) is mapped by ``dark_color``: greys swap lightness (white paper
+  becomes the dark background, dark ink becomes light ink), hues are lifted to
+  at least ``DARK_MIN_LIGHTNESS`` so that they stand out on the dark ground.
+  A colour mapper's palette is data and is left alone; a source's colour
+  columns (a role's colour sent as data) get the same lift, also when a view
+  sends them again.
+* **presentation**: every font size of a figure becomes at least
+  ``PRESENT_MIN_FONT_PX`` px (about twice the reading size), every line of a
+  glyph at least ``PRESENT_MIN_LINE`` px wide, and the figures grow by
+  ``PRESENT_GROWTH`` to carry the larger type.
+
+``FigureStyler`` does it for a whole session: once for the page's first
+render, and again for every part a page adds later (a lesson section built
+when the reader comes near, ``/explore``'s later views), by listening to the
+document's changes of layout children. A model is restyled once.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import re
+from weakref import WeakKeyDictionary, WeakSet
+
+from bokeh.colors import named
+from bokeh.core.property.vectorization import Value
+from bokeh.document import Document
+from bokeh.document.events import (
+    ColumnDataChangedEvent,
+    ColumnsPatchedEvent,
+    DocumentChangedEvent,
+    ModelChangedEvent,
+    RootAddedEvent,
+)
+from bokeh.model import Model
+from bokeh.models import Annotation, ColorMapper, ColumnDataSource, Plot
+from bokeh.models.glyph import Glyph
+
+#: The dark theme's background: Panel's own dark design's, so figures and widgets sit on one ground.
+DARK_BACKGROUND = "#212529"
+#: Lightest a hue may stay in the dark theme (HLS lightness), so that it stands out on the dark ground.
+DARK_MIN_LIGHTNESS = 0.62
+#: Contrast a hue reaches against the dark ground (a little above WCAG's 4.5:1 for text, for rounding).
+DARK_MIN_CONTRAST = 4.6
+#: Presentation mode: smallest font size of a figure (px), thinnest line (px), growth of a figure's size.
+PRESENT_MIN_FONT_PX = 30
+PRESENT_FONT_SCALE = 1.8
+PRESENT_MIN_LINE = 3
+PRESENT_GROWTH = 1.5
+
+_SIZE = re.compile(r"^\s*([0-9.]+)\s*(px|pt|em|rem)?\s*$")
+_PX_PER = {"px": 1.0, "pt": 4 / 3, "em": 16.0, "rem": 16.0, None: 1.0}
+
+
+def _rgb(color: str) -> tuple[float, float, float] | None:
+    text = color.strip().lower()
+    if text.startswith("#") and len(text) in (4, 7):
+        digits = text[1:] if len(text) == 7 else "".join(ch * 2 for ch in text[1:])
+        try:
+            return tuple(int(digits[i:i + 2], 16) / 255 for i in (0, 2, 4))  # type: ignore[return-value]
+        except ValueError:
+            return None
+    known = getattr(named, text, None)
+    if known is not None and hasattr(known, "r"):
+        return known.r / 255, known.g / 255, known.b / 255
+    return None
+
+
+def dark_color(color: str) -> str:
+    """``color`` for the dark theme: greys swap lightness, hues are lifted; unknown text comes back as is."""
+    rgb = _rgb(color)
+    if rgb is None:
+        return color
+    hue, lightness, saturation = colorsys.rgb_to_hls(*rgb)
+    if saturation < 0.15 or lightness > 0.95 or lightness < 0.05:
+        if lightness >= 0.97:
+            return DARK_BACKGROUND  # paper
+        # Dark ink -> light ink; greys in between keep their distance from the ground.
+        lightness = 0.14 + (1 - lightness) * 0.82
+        return _hex(colorsys.hls_to_rgb(hue, lightness, saturation))
+    # A hue: lifted until it reads as text on the dark ground (WCAG 4.5:1), keeping its hue.
+    lightness = max(lightness, DARK_MIN_LIGHTNESS)
+    ground = _luminance(_rgb(DARK_BACKGROUND))  # type: ignore[arg-type]
+    while lightness < 0.95:
+        rgb = colorsys.hls_to_rgb(hue, lightness, saturation)
+        if (_luminance(rgb) + 0.05) / (ground + 0.05) >= DARK_MIN_CONTRAST:
+            break
+        lightness += 0.02
+    return _hex(colorsys.hls_to_rgb(hue, lightness, saturation))
+
+
+def _hex(rgb: tuple[float, float, float]) -> str:
+    return "#{:02x}{:02x}{:02x}".format(*(round(v * 255) for v in rgb))
+
+
+def _luminance(rgb: tuple[float, float, float]) -> float:
+    """WCAG 2 relative luminance."""
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def present_font_size(size: str) -> str:
+    """A figure's font size for presentation: ``PRESENT_FONT_SCALE`` times larger, at least ``PRESENT_MIN_FONT_PX``."""
+    match = _SIZE.match(size)
+    if match is None:
+        return size
+    px = float(match.group(1)) * _PX_PER[match.group(2)]
+    return f"{max(PRESENT_MIN_FONT_PX, round(px * PRESENT_FONT_SCALE))}px"
+
+
+def _value(current: object) -> tuple[object, bool]:
+    """The plain value of a property, and whether it was written as ``value(...)``."""
+    if isinstance(current, Value):
+        return current.value, True
+    if isinstance(current, dict) and set(current) == {"value"}:
+        return current["value"], True
+    return current, False
+
+
+def restyle_model(model: Model, *, dark: bool, present: bool) -> None:
+    """Restyle one model of a figure (never a source or a colour mapper: their colours are data)."""
+    if isinstance(model, ColumnDataSource | ColorMapper):
+        return
+    # The values the view set, else the class's defaults: never a theme's (Panel's dark design themes some
+    # properties already dark; mapping those again would turn them light). ``_property_values`` holds
+    # exactly what was set; the public ``properties_with_values`` mixes the theme's values in.
+    given = model._property_values
+    if dark:
+        # Drop the design's theme from this model first: a value equal to a themed one would not be stored
+        # (Bokeh skips a set that changes nothing), and the browser may never have been sent the theme's.
+        model.apply_theme({})
+    for name in model.properties():
+        if dark and name.endswith("_color"):
+            current = given[name] if name in given else model.lookup(name).class_default(type(model))
+            plain, wrapped = _value(current)
+            if isinstance(plain, str):
+                new = dark_color(plain)
+                if new != plain:
+                    setattr(model, name, {"value": new} if wrapped else new)
+        elif present and name.endswith("_font_size"):
+            plain, wrapped = _value(getattr(model, name))
+            if isinstance(plain, str):
+                new = present_font_size(plain)
+                if new != plain:
+                    setattr(model, name, {"value": new} if wrapped else new)
+        elif present and name == "line_width" and isinstance(model, Glyph | Annotation):
+            plain, wrapped = _value(getattr(model, name))
+            if isinstance(plain, int | float) and 0 < plain < PRESENT_MIN_LINE:
+                setattr(model, name, {"value": PRESENT_MIN_LINE} if wrapped else PRESENT_MIN_LINE)
+    if present and isinstance(model, Plot):
+        for side in ("height", "width"):
+            size = getattr(model, side)
+            fixed = side == "height" or model.sizing_mode in (None, "fixed", "stretch_height")
+            if size and fixed:
+                setattr(model, side, round(size * PRESENT_GROWTH))
+        for border in ("min_border_left", "min_border_bottom"):
+            if getattr(model, border):
+                setattr(model, border, round(getattr(model, border) * PRESENT_GROWTH))
+
+
+class FigureStyler:
+    """Restyles every figure of one session's document, now and whenever a layout gains children."""
+
+    def __init__(self, doc: Document, *, dark: bool, present: bool):
+        self.doc = doc
+        self.dark = dark
+        self.present = present
+        self.done: WeakSet[Model] = WeakSet()
+        #: Colours this styler put into sources (see ``_data_colors``).
+        self.produced: set[str] = set()
+        doc.on_change(self._on_change)
+
+    @property
+    def active(self) -> bool:
+        return self.dark or self.present
+
+    def restyle(self, models: object = None) -> int:
+        """Restyle the figures' models not yet restyled (all of the document's by default); how many."""
+        if not self.active:
+            return 0
+        count = 0
+        for plot in [m for m in (models if models is not None else self.doc.models) if isinstance(m, Plot)]:
+            if plot in self.done:
+                continue
+            for model in plot.references():
+                if model not in self.done:
+                    restyle_model(model, dark=self.dark, present=self.present)
+                    if self.dark and isinstance(model, ColumnDataSource):
+                        self._data_colors(model)
+                    self.done.add(model)
+                    count += 1
+        return count
+
+    def _data_colors(self, source: ColumnDataSource) -> None:
+        """Colours held in a source's colour columns, mapped like the figures' own (dark theme only).
+
+        A view sends its roles' colours (the selected face's label, a hand) as data; on the dark
+        ground they need the same lift. Setting the column again comes back here with nothing to change.
+        """
+        # dark_color is not idempotent (greys swap lightness): a value it produced is never mapped again.
+        for name, column in list(source.data.items()):
+            if "color" not in name or not len(column) or not isinstance(column[0], str):
+                continue
+            mapped = [value if not isinstance(value, str) or value in self.produced else dark_color(value)
+                      for value in column]
+            self.produced.update(value for value in mapped if isinstance(value, str))
+            if mapped != list(column):
+                source.data[name] = mapped
+
+    def _on_change(self, event: DocumentChangedEvent) -> None:
+        if self.dark and isinstance(event, ColumnDataChangedEvent | ColumnsPatchedEvent | ModelChangedEvent) \
+                and isinstance(getattr(event, "model", None), ColumnDataSource) \
+                and getattr(event, "attr", "data") == "data":
+            self._data_colors(event.model)
+            return
+        # Only a new root or new children of a layout can bring a new figure; a slider step changes data.
+        # The event's own model is walked: while Bokeh adds a root, ``doc.models`` does not list it yet.
+        if isinstance(event, RootAddedEvent) or (
+                isinstance(event, ModelChangedEvent) and event.attr in ("children", "objects", "center")):
+            self.restyle(event.model.references())
+
+
+_STYLERS: WeakKeyDictionary[Document, FigureStyler] = WeakKeyDictionary()
+
+
+def style_figures(doc: Document | None, *, dark: bool, present: bool) -> FigureStyler | None:
+    """The session document's ``FigureStyler`` (made on first call); ``None`` without a document."""
+    if doc is None:
+        return None
+    if doc not in _STYLERS:
+        _STYLERS[doc] = FigureStyler(doc, dark=dark, present=present)
+    return _STYLERS[doc]

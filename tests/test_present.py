@@ -1,0 +1,243 @@
+"""Presentation mode, themes, the page keyboard and the play control, without a browser."""
+
+from __future__ import annotations
+
+import re
+
+import panel as pn
+import pytest
+from bokeh.document import Document
+from bokeh.models import ColumnDataSource, Plot
+from bokeh.models.glyph import Glyph
+
+from app.state import SPEEDS, ExplorerState
+from components.animation import Animation
+from components.clocks import PairClocks
+from components.figure_theme import DARK_BACKGROUND, FigureStyler, dark_color, present_font_size
+from components.keyboard import PageKeys
+from components.present import DARK_VARIABLES, Slide, bar_html, choose_slide
+from components.theme import COLORS
+
+
+def luminance(color: str) -> float:
+    """WCAG 2 relative luminance of ``#rrggbb`` (written out from the definition)."""
+    channels = [int(color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a: str, b: str) -> float:
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+# -- the play control ---------------------------------------------------------------------------
+
+def test_a_step_moves_pos_and_loops_at_the_end():
+    state = ExplorerState(T=4, pos=2, k=1)
+    animation = Animation(state)
+    animation.step()
+    assert state.pos == 3
+    animation.step()
+    assert state.pos == 0 and not state.play
+
+
+def test_without_loop_the_animation_stops_at_the_end():
+    state = ExplorerState(T=4, pos=3, loop=False)
+    animation = Animation(state)
+    state.play = True
+    try:
+        assert state.pos == 0, "play at the end starts again from the start"
+        state.pos = 3
+        animation.step()
+        assert not state.play and state.pos == 3
+    finally:
+        state.play = False
+
+
+def test_play_k_runs_k_instead_of_pos():
+    state = ExplorerState(T=4, pos=1, k=2, play_k=True)
+    animation = Animation(state)
+    animation.step()
+    assert (state.pos, state.k) == (1, 3)
+    animation.step()
+    assert (state.pos, state.k) == (1, -3), "k loops to -(T-1)"
+
+
+def test_play_from_the_address_waits_for_the_browser_and_respects_reduced_motion():
+    state = ExplorerState(play=True)
+    animation = Animation(state)
+    assert not state.play, "nothing runs before the browser has spoken"
+    animation.browser_ready(reduced_motion=True)
+    assert not state.play
+    other = ExplorerState(play=True)
+    started = Animation(other)
+    started.browser_ready(reduced_motion=False)
+    try:
+        assert other.play and started.toggle.name.endswith("Pause") is False  # Spanish by default
+        assert started.toggle.value is True
+    finally:
+        other.play = False
+    assert started.toggle.value is False
+
+
+def test_speed_walks_the_list_and_stops_at_its_ends():
+    state = ExplorerState(speed=SPEEDS[0])
+    animation = Animation(state)
+    animation.faster(-1)
+    assert state.speed == SPEEDS[0]
+    for expected in SPEEDS[1:]:
+        animation.faster(1)
+        assert state.speed == expected
+    animation.faster(1)
+    assert state.speed == SPEEDS[-1]
+    assert animation.period == round(1000 / SPEEDS[-1])
+
+
+# -- the page keyboard --------------------------------------------------------------------------
+
+def test_keys_move_the_state_within_its_bounds():
+    state = ExplorerState(T=4, d_model=8, pos=0, k=3, pair=3)
+    keys = PageKeys(state)
+    keys._handle_msg({"move": "pos", "by": -1})
+    keys._handle_msg({"move": "k", "by": 1})
+    keys._handle_msg({"move": "pair", "by": 1})
+    assert (state.pos, state.k, state.pair) == (0, 3, 3), "clamped at the bounds"
+    keys._handle_msg({"move": "pos", "by": 1})
+    keys._handle_msg({"move": "k", "by": -1})
+    keys._handle_msg({"move": "pair", "by": -1})
+    assert (state.pos, state.k, state.pair) == (1, 2, 2)
+
+
+@pytest.mark.parametrize("junk", ["pos", 3, None, [], {"move": "pos", "by": 5}, {"move": "T", "by": 1},
+                                  {"move": "__class__", "by": 1}, {"speed": 3}, {"slide": 2}, {"play": "yes"},
+                                  {"move": "pos", "by": True}, {"ready": "yes"}])
+def test_keys_ignore_anything_else(junk):
+    state = ExplorerState()
+    before = state.query()
+    PageKeys(state)._handle_msg(junk)
+    assert state.query() == before
+
+
+def test_space_and_speed_keys_reach_the_animation():
+    state = ExplorerState()
+    keys = PageKeys(state)
+    keys._handle_msg({"speed": 1})
+    assert state.speed == SPEEDS[SPEEDS.index(3) + 1]
+    keys._handle_msg({"play": "toggle"})
+    try:
+        assert state.play
+    finally:
+        keys._handle_msg({"play": "toggle"})
+    assert not state.play
+
+
+def test_page_down_moves_the_slide_only_through_the_presentation():
+    state = ExplorerState()
+    keys = PageKeys(state)
+    moved = []
+    keys._handle_msg({"slide": 1})  # no presentation: nothing to move
+    keys.on_slide = moved.append
+    keys._handle_msg({"slide": 1})
+    keys._handle_msg({"slide": -1})
+    assert moved == [1, -1]
+
+
+# -- presentation -------------------------------------------------------------------------------
+
+def test_an_unknown_slide_falls_back_with_a_notice():
+    deck = [Slide("a", "A", pn.Column), Slide("b", "B", pn.Column)]
+    state = ExplorerState(slide="zzz")
+    notices = []
+    choose_slide(state, deck, "b", notices)
+    assert state.slide == "b"
+    assert [(n.parameter, n.given, n.used, n.reason) for n in notices] == [("slide", "zzz", "b", "not_allowed")]
+    state.slide = "a"
+    choose_slide(state, deck, "b", notices)
+    assert state.slide == "a" and len(notices) == 1
+
+
+def test_the_slim_bar_shows_the_values_and_escapes_the_title():
+    state = ExplorerState(d_model=64, T=100, pos=7, k=-3, pair=5, lang="en")
+    markup = bar_html(state, "<b>x</b>", 1, 4)
+    shown = re.sub(r"<[^>]+>", "", markup)
+    for part in ("d_model = 64", "T = 100", "pos = 7", "k = -3", "pair = 5", "2 of 4"):
+        assert part in shown
+    assert "&lt;b&gt;x&lt;/b&gt;" in markup
+
+
+# -- figures: dark theme and presentation sizes -------------------------------------------------
+
+@pytest.mark.parametrize("ink", ["#222222", "#444444", "#000000", "#333333", COLORS["ink"], COLORS["pos_text"],
+                                 COLORS["target_text"], COLORS["selected_text"], COLORS["curve"]])
+def test_dark_text_colours_reach_4_5_to_1_on_the_dark_ground(ink):
+    assert contrast(dark_color(ink), DARK_BACKGROUND) >= 4.5
+
+
+def test_paper_becomes_the_dark_ground():
+    assert dark_color("#ffffff") == dark_color("white") == DARK_BACKGROUND
+    assert dark_color("not a colour") == "not a colour"
+
+
+@pytest.mark.parametrize(("size", "px"), [("17pt", 41), ("13pt", 31), ("10px", 30), ("1em", 30), ("30px", 54)])
+def test_presentation_font_sizes(size, px):
+    assert present_font_size(size) == f"{px}px"
+
+
+def test_dark_variables_keep_text_readable():
+    ground = ("#212529", DARK_VARIABLES["--pe-t-surface"])
+    texts = ("--pe-t-ink", "--pe-t-muted", "--pe-t-accent", "--pe-t-link", "--pe-t-pos-text", "--pe-t-target-text",
+             "--pe-t-selected-text")
+    for name in texts:
+        for back in ground:
+            assert contrast(DARK_VARIABLES[name], back) >= 4.5, (name, back)
+    for back in ("--pe-t-notice-bg", "--pe-t-right-bg", "--pe-t-wrong-bg", "--pe-t-code-bg", "--pe-t-quote-bg"):
+        assert contrast(DARK_VARIABLES["--pe-t-ink"], DARK_VARIABLES[back]) >= 4.5, back
+
+
+def styled_clocks(dark: bool, present: bool) -> tuple[PairClocks, Document]:
+    view = PairClocks(ExplorerState(lang="en"))
+    doc = Document()
+    styler = FigureStyler(doc, dark=dark, present=present)
+    doc.add_root(pn.panel(view).get_root(doc))
+    assert styler.restyle() == 0, "the document's own hook restyled everything when the root arrived"
+    return view, doc
+
+
+def test_presentation_sets_large_type_and_thick_lines_on_the_figures_themselves():
+    view, doc = styled_clocks(dark=False, present=True)
+    sizes, widths = [], []
+    for model in doc.models:
+        for name, value in model.properties_with_values(include_defaults=True).items():
+            if name.endswith("_font_size") and isinstance(value, str | dict):
+                text_size = value["value"] if isinstance(value, dict) else value
+                sizes.append(float(re.match(r"([0-9.]+)px", text_size).group(1)))
+        if isinstance(model, Glyph) and isinstance(getattr(model, "line_width", None), int | float) \
+                and model.line_width > 0:
+            widths.append(model.line_width)
+    assert sizes and min(sizes) >= 30
+    assert widths and min(widths) >= 3
+    assert view.pair_figure.width == round(470 * 1.5)
+
+
+def test_dark_theme_restyles_the_figures_in_place_and_leaves_the_numbers_alone():
+    light, _ = styled_clocks(dark=False, present=False)
+    view, doc = styled_clocks(dark=True, present=False)
+    for plot in [m for m in doc.models if isinstance(m, Plot)]:
+        assert plot.background_fill_color in (DARK_BACKGROUND, None)
+        assert plot.border_fill_color == DARK_BACKGROUND
+        for axis in (*plot.below, *plot.left):
+            assert contrast(axis.major_label_text_color, DARK_BACKGROUND) >= 4.5
+    # Same figures, same sources, same numbers: only colours changed.
+    numbers = {key: list(value) for key, value in view.pair_hands.data.items() if "color" not in key}
+    assert numbers == {key: list(value) for key, value in light.pair_hands.data.items() if "color" not in key}
+    assert all(isinstance(m, ColumnDataSource) for m in doc.models if m.name == "pair_clock")
+
+
+def test_dark_theme_lifts_colours_sent_as_data_also_when_a_view_sends_them_again():
+    view, _ = styled_clocks(dark=True, present=False)
+    labels = view.faces.data["label_color"]
+    assert all(contrast(colour, DARK_BACKGROUND) >= 4.5 for colour in labels)
+    view.state.pair = 3  # the row's faces are sent again, in the light theme's colours
+    assert all(contrast(colour, DARK_BACKGROUND) >= 4.5 for colour in view.faces.data["label_color"])
+    assert dark_color(COLORS["selected"]) in view.faces.data["label_color"]

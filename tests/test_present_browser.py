@@ -1,0 +1,308 @@
+"""Presentation mode, the two themes, the page's keyboard shortcuts and its play control, in Chromium."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from playwright.sync_api import expect
+
+from app.lesson import SECTIONS
+from app.prose import section_prose
+from app.strings import text
+from components.figure_theme import DARK_BACKGROUND
+from tests.helpers import model_property, plots_drawn, slider_handle, wait_until
+
+pytestmark = pytest.mark.browser
+
+
+def marked(page, attribute: str, value: str) -> None:
+    """Wait until the page's ``<html>`` carries ``data-<attribute>`` = ``value`` (components/present.PageLook)."""
+    wait_until(lambda: page.evaluate(f"document.documentElement.dataset.{attribute}") == value,
+               timeout=20, message=f"<html data-{attribute}={value}>")
+
+
+def address(page) -> dict[str, str]:
+    return {key: values[0] for key, values in parse_qs(urlparse(page.url).query).items()}
+
+
+def slider_value(page, label: str) -> int:
+    return int(float(slider_handle(page, label).get_attribute("aria-valuenow")))
+
+
+def wait_slider(page, label: str, value: int) -> None:
+    wait_until(lambda: slider_value(page, label) == value, message=f"{label} never reached {value}")
+
+
+def open_clocks(page, app_url, query: str = "") -> None:
+    page.goto(f"{app_url}/clocks?lang=en&{query}")
+    wait_until(lambda: plots_drawn(page, 3), timeout=40, message="clocks drawn")
+    wait_until(lambda: model_property(page, "page_keys", "motion"), message="the page's keys are wired")
+
+
+# -- keyboard -----------------------------------------------------------------------------------
+
+def test_arrows_and_brackets_move_pos_k_and_pair_without_clicking_anything(page, app_url, console_errors):
+    open_clocks(page, app_url, "pos=0&k=3&pair=0")
+    assert page.evaluate("document.activeElement === document.body")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    wait_slider(page, text("en", "pos"), 2)
+    page.keyboard.press("ArrowLeft")
+    wait_slider(page, text("en", "pos"), 1)
+    page.keyboard.press("ArrowUp")
+    wait_slider(page, text("en", "k"), 4)
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    wait_slider(page, text("en", "k"), 2)
+    page.keyboard.press("]")
+    page.keyboard.press("]")
+    wait_slider(page, text("en", "pair"), 2)
+    page.keyboard.press("[")
+    wait_slider(page, text("en", "pair"), 1)
+    # The figures followed, and the address too.
+    wait_until(lambda: "pos + k = 3" in (model_property(page, "pair_clock_target_label", "text") or ""),
+               message="the big clock follows the keys")
+    wait_until(lambda: {key: address(page).get(key) for key in ("pos", "k", "pair")}
+               == {"pos": "1", "k": "2", "pair": "1"}, message="the address follows the keys")
+    # Bounds hold: pos cannot go below 0.
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    wait_slider(page, text("en", "pos"), 0)
+    assert console_errors == []
+
+
+def test_a_focused_slider_keeps_its_own_arrows(page, app_url):
+    open_clocks(page, app_url, "pos=5&k=3")
+    handle = slider_handle(page, text("en", "k"))
+    handle.focus()
+    handle.press("ArrowRight")
+    wait_slider(page, text("en", "k"), 4)
+    handle.press("ArrowUp")  # on the k slider, Up is the slider's own step, not the page's k + 1 on top of it
+    wait_slider(page, text("en", "k"), 5)
+    assert slider_value(page, text("en", "pos")) == 5
+    handle.press("]")  # a key the slider does not use is not taken either: the focus stays the slider's
+    handle.press("Space")
+    page.keyboard.press("Tab")  # leave the slider
+    assert slider_value(page, text("en", "pair")) == 0
+    assert model_property(page, "page_keys", "motion") and "pos=5" in page.url
+
+
+def test_a_text_field_keeps_its_keys(page, app_url):
+    page.goto(f"{app_url}/order?lang=en&pos=0")
+    field = page.locator("input[type=text]").first
+    expect(field).to_be_visible(timeout=20000)
+    wait_until(lambda: model_property(page, "page_keys", "motion"), message="the page's keys are wired")
+    field.click()
+    field.press("End")
+    field.type(" [x] ?")
+    field.press("ArrowLeft")
+    field.press("Space")
+    # Every key went into the field: the brackets and ? as text, the arrow moved the caret, Space typed a space.
+    assert field.input_value().endswith("[x]  ?")
+    expect(page.locator(".pe-help")).to_have_count(0)
+
+
+def test_a_quiz_keeps_its_keys(page, app_url):
+    page.goto(f"{app_url}/quiz?lang=en&pos=0")
+    wait_until(lambda: model_property(page, "quiz_1", "choice") is not None, timeout=20, message="quiz drawn")
+    wait_until(lambda: model_property(page, "page_keys", "motion"), message="the page's keys are wired")
+    radio = page.locator("input[type=radio]").first
+    radio.focus()
+    page.keyboard.press("Space")
+    wait_until(lambda: model_property(page, "quiz_1", "choice") == 0, message="Space picks the first answer")
+    first = wait_until(lambda: model_property(page, "quiz_feedback_1", "text"), message="the server answered")
+    page.keyboard.press("ArrowDown")
+    wait_until(lambda: model_property(page, "quiz_1", "choice") == 1, message="an arrow picks the next answer")
+    wait_until(lambda: model_property(page, "quiz_feedback_1", "text") not in (None, "", first),
+               message="the server answered the second pick")
+    assert address(page).get("pos") == "0"
+
+
+def test_space_plays_and_pauses_and_plus_minus_change_the_speed(page, app_url, console_errors):
+    open_clocks(page, app_url, "T=200&pos=0&speed=20")
+    page.keyboard.press(" ")
+    pause = page.get_by_role("button", name=text("en", "animation_pause"))
+    expect(pause).to_have_count(1)
+    wait_until(lambda: slider_value(page, text("en", "pos")) >= 3, message="play moves pos")
+    page.keyboard.press(" ")
+    expect(page.get_by_role("button", name=text("en", "animation_play"))).to_have_count(1)
+    stopped = slider_value(page, text("en", "pos"))
+    # Paused: the value the slider shows is the state's, and it stays (a step on its way has arrived).
+    wait_until(lambda: address(page).get("pos") == str(slider_value(page, text("en", "pos"))), message="settled")
+    assert slider_value(page, text("en", "pos")) - stopped <= 1
+    assert "play" not in address(page)
+    speed = page.locator("select").first
+    page.keyboard.press("-")
+    page.keyboard.press("-")
+    expect(speed).to_have_value(text("en", "animation_speed_value", speed=8))
+    page.keyboard.press("+")
+    expect(speed).to_have_value(text("en", "animation_speed_value", speed=12))
+    wait_until(lambda: address(page).get("speed") == "12", message="the address follows the speed")
+    assert console_errors == []
+
+
+def test_play_stops_at_the_end_when_loop_is_off_and_runs_k_from_its_switch(page, app_url):
+    open_clocks(page, app_url, "T=4&pos=0&speed=20&loop=0")
+    page.get_by_role("button", name=text("en", "animation_play")).click()
+    # It runs to T - 1 = 3 and stops by itself: the button offers to play again.
+    expect(page.get_by_role("button", name=text("en", "animation_play"))).to_have_count(1, timeout=10000)
+    wait_slider(page, text("en", "pos"), 3)
+    # "Run k": play now moves k, pos stays.
+    page.get_by_role("checkbox", name=text("en", "animation_k")).check()
+    page.get_by_role("button", name=text("en", "animation_play")).click()
+    expect(page.get_by_role("button", name=text("en", "animation_play"))).to_have_count(1, timeout=10000)
+    wait_slider(page, text("en", "k"), 3)
+    assert slider_value(page, text("en", "pos")) == 3
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_question_mark_opens_the_help_and_escape_closes_it(page, app_url, lang):
+    page.goto(f"{app_url}/clocks?lang={lang}")
+    wait_until(lambda: model_property(page, "page_keys", "motion"), message="the page's keys are wired")
+    page.keyboard.press("?")
+    dialog = page.get_by_role("dialog", name=text(lang, "keys_title"))
+    expect(dialog).to_be_visible()
+    for keys, what in (("keys_pos", "keys_pos_help"), ("keys_play", "keys_play_help"),
+                       ("keys_slides", "keys_slides_help")):
+        expect(dialog).to_contain_text(text(lang, what))
+        expect(dialog).to_contain_text(text(lang, keys).split(" ")[0])
+    expect(dialog.get_by_role("button", name=text(lang, "keys_close"))).to_be_focused()
+    # While it is open the page's keys do nothing.
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    assert address(page).get("pos", "0") == "0"
+
+
+# -- presentation mode --------------------------------------------------------------------------
+
+def bar_text(page) -> str:
+    return re.sub(r"<[^>]+>", "", model_property(page, "present_bar", "text") or "")
+
+
+def test_presentation_pages_through_sections_and_a_reload_lands_on_the_same_slide(page, app_url, console_errors):
+    slugs = list(SECTIONS)
+    at = slugs.index("hands")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.goto(f"{app_url}/?present=1&slide=hands&lang=en")
+    wait_until(lambda: section_prose("hands", "en").title in bar_text(page), timeout=30, message="first slide")
+    wait_until(lambda: model_property(page, "page_keys", "motion"), message="the page's keys are wired")
+    assert f"{at + 1} of {len(slugs)}" in bar_text(page)
+    for name in ("d_model = 32", "T = 24", "pos = 0", "k = 3", "pair = 0"):
+        assert name in bar_text(page)
+    # Nothing of the page but the slide: no table of contents, no other section's heading.
+    expect(page.locator("nav[aria-label='The lesson']")).to_have_count(0)
+    page.keyboard.press("PageDown")
+    wait_until(lambda: section_prose(slugs[at + 1], "en").title in bar_text(page), message="next slide")
+    wait_until(lambda: address(page).get("slide") == slugs[at + 1], message="the address follows")
+    page.keyboard.press("ArrowRight")  # the arrows keep their meaning in presentation mode
+    wait_until(lambda: "pos = 1" in bar_text(page), message="the bar shows the new pos")
+    page.reload()
+    wait_until(lambda: section_prose(slugs[at + 1], "en").title in bar_text(page), timeout=30,
+               message="the reload lands on the same slide")
+    assert "pos = 1" in bar_text(page)
+    wait_until(lambda: model_property(page, "page_keys", "motion"), message="the page's keys are wired")
+    page.keyboard.press("PageUp")
+    wait_until(lambda: section_prose("hands", "en").title in bar_text(page), message="previous slide")
+    # Escape leaves: the whole lesson, at the slide's section.
+    wait_until(lambda: address(page).get("slide") == "hands", message="the address follows")
+    page.keyboard.press("Escape")
+    page.wait_for_url(re.compile(r"#hands$"))
+    assert "present" not in address(page)
+    expect(page.locator("nav[aria-label='The lesson']")).to_have_count(1, timeout=20000)
+    assert console_errors == []
+
+
+def test_the_present_switch_starts_on_the_view_at_the_top_and_the_buttons_page(page, app_url):
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.goto(f"{app_url}/explore?lang=es")
+    wait_until(lambda: plots_drawn(page, 1), timeout=40, message="explore drawn")
+    page.get_by_role("button", name=text("es", "present_enter")).click()
+    page.wait_for_url(re.compile(r"present=1"))
+    wait_until(lambda: text("es", "ladder_title") in bar_text(page), timeout=30, message="first view")
+    assert address(page)["slide"] == "ladder"
+    page.get_by_role("button", name=text("es", "present_next")).click()
+    wait_until(lambda: text("es", "clocks_title") in bar_text(page), message="next view")
+    wait_until(lambda: address(page).get("slide") == "clocks", message="the address follows")
+    expect(page.get_by_role("button", name=text("es", "animation_play"))).to_have_count(1)
+    page.get_by_role("button", name=text("es", "present_leave")).click()
+    page.wait_for_url(re.compile(r"#clocks$"))
+    assert "present" not in address(page)
+
+
+_TEXT_SIZES = """() => {
+  const sizes = [];
+  const walk = (root) => {
+    const it = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    let node;
+    while ((node = it.nextNode())) {
+      const words = node.textContent.trim(), el = node.parentElement;
+      if (!words || !el || ["STYLE", "SCRIPT"].includes(el.tagName)) continue;
+      const box = el.getBoundingClientRect();
+      // Text for screen readers only (a 1 px box) is not what the room sees.
+      if (box.width <= 1 || box.height <= 1 || getComputedStyle(el).visibility === "hidden") continue;
+      for (let i = 0; i < words.length; i++) sizes.push(parseFloat(getComputedStyle(el).fontSize));
+    }
+    for (const el of root.querySelectorAll("*")) if (el.shadowRoot) walk(el.shadowRoot);
+  };
+  walk(document);
+  return sizes.sort((a, b) => a - b);
+}"""
+
+_FIGURE_STYLE = """() => {
+  const fonts = [], lines = [];
+  for (const m of Bokeh.documents[0].all_models) {
+    for (const [name, prop] of Object.entries(m.properties ?? {})) {
+      let v;
+      try { v = prop.get_value(); } catch (e) { continue; }  // a property never set has no value
+      const plain = v?.value ?? v;
+      if (name.endsWith("_font_size") && typeof plain === "string") fonts.push(parseFloat(plain));
+      if (name === "line_width" && typeof plain === "number" && m.constructor.__name__ !== "Plot"
+          && "glyph_view" !== name && m.type && !m.type.includes("Axis") && !m.type.includes("Grid")
+          && plain > 0 && m.line_alpha?.value !== 0) lines.push([m.type, plain]);
+    }
+  }
+  return {fonts, lines};
+}"""
+
+
+@pytest.mark.parametrize("route", ["clocks", "explore", "explore?slide=distance", "shift", "quiz"])
+def test_presentation_type_is_twice_the_reading_size_on_the_page_and_in_the_figures(page, app_url, route):
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.goto(f"{app_url}/{route}{'&' if '?' in route else '?'}present=1&lang=en")
+    wait_until(lambda: plots_drawn(page, 0 if route == "quiz" else 1), timeout=40, message="slide drawn")
+    marked(page, "pePresent", "1")
+    sizes = page.evaluate(_TEXT_SIZES)
+    assert sizes[len(sizes) // 2] >= 32, sizes[len(sizes) // 2]
+    if route == "quiz":
+        return  # no figure on that slide
+    style = page.evaluate(_FIGURE_STYLE)
+    assert style["fonts"] and min(style["fonts"]) >= 30, sorted(style["fonts"])[:5]
+    thin = [line for line in style["lines"] if line[1] < 3 and not line[0].endswith(("Quad", "Rect", "Image"))]
+    assert thin == []
+
+
+# -- themes -------------------------------------------------------------------------------------
+
+_PLOT_COLOURS = """() => [...Bokeh.documents[0].all_models].filter((m) => m.toolbar !== undefined)
+  .map((m) => [m.background_fill_color, m.border_fill_color])"""
+
+
+def test_dark_theme_covers_the_figures_and_the_switch_goes_both_ways(page, app_url, console_errors):
+    page.goto(f"{app_url}/clocks?lang=en")
+    wait_until(lambda: plots_drawn(page, 3), timeout=40, message="clocks drawn")
+    marked(page, "peTheme", "light")
+    page.get_by_role("button", name=text("en", "theme_dark")).click()
+    page.wait_for_url(re.compile(r"theme=dark"))
+    wait_until(lambda: plots_drawn(page, 3), timeout=40, message="clocks drawn")
+    marked(page, "peTheme", "dark")
+    colours = page.evaluate(_PLOT_COLOURS)
+    assert colours and all(border == DARK_BACKGROUND and back in (DARK_BACKGROUND, None) for back, border in colours)
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(33, 37, 41)"
+    expect(page.get_by_role("button", name=text("en", "theme_dark"))).to_have_attribute("aria-pressed", "true")
+    page.get_by_role("button", name=text("en", "theme_dark")).click()
+    page.wait_for_url(lambda url: "theme=" not in url)
+    assert console_errors == []
