@@ -28,6 +28,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from weakref import WeakKeyDictionary
 
 import param
 
@@ -422,6 +423,15 @@ def mirrored_parameters() -> tuple[str, ...]:
                  if name != "name" and not isinstance(p, param.Action))
 
 
+#: The state each mirror's copy follows (``source_of``).
+_SOURCES: WeakKeyDictionary[ExplorerState, ExplorerState] = WeakKeyDictionary()
+
+
+def source_of(state: ExplorerState) -> ExplorerState:
+    """The session's own state behind ``state``: the state a ``StateMirror``'s copy follows, or ``state``."""
+    return _SOURCES.get(state, state)
+
+
 #: Parameters set before the others when a mirror catches up: the others' bounds depend on them.
 SIZE_PARAMETERS = ("d_model", "T", "base")
 
@@ -442,6 +452,7 @@ class StateMirror:
         self.source = source
         self.names = mirrored_parameters()
         self.copy = ExplorerState(**{name: getattr(source, name) for name in self.names})
+        _SOURCES[self.copy] = source
         self._active = True
         self._stale = False
         self._busy = False  # set while a change travels between the two, so it does not come back

@@ -10,7 +10,7 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
-from app.state import PAGE_PARAMETERS, URL_PARAMETERS, ExplorerState
+from app.state import PAGE_PARAMETERS, URL_PARAMETERS, ExplorerState, source_of
 
 #: Per session state, the parameters whose sliders write themselves into the address.
 _WRITTEN_BY_SLIDERS: WeakKeyDictionary[ExplorerState, set[str]] = WeakKeyDictionary()
@@ -43,7 +43,8 @@ def write_to_address(widget: pn.widgets.Widget, state: ExplorerState, name: str)
     slider on the page writes. Returns ``widget``.
     """
     widget.jscallback(value=_SLIDER_JS.replace("KEY", json.dumps(name), 1))
-    _WRITTEN_BY_SLIDERS.setdefault(state, set()).add(name)
+    # A lesson section's slider moves its mirror (app.state.StateMirror); the address bar watches the session's state.
+    _WRITTEN_BY_SLIDERS.setdefault(source_of(state), set()).add(name)
     return widget
 
 

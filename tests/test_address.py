@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from app.state import ExplorerState
+from app.state import ExplorerState, StateMirror
 from app.strings import text
 from components.address import AddressBar
 from components.controls import Controls
@@ -25,6 +25,19 @@ def test_a_parameter_with_a_slider_on_the_page_is_not_sent_from_the_server():
     state.k = 4  # the k slider writes k=4 itself
     assert bar.query == before
     state.base = 100.0  # no slider writes base (a discrete slider): the server does, with the whole state
+    assert query(bar)["base"] == "100.0" and query(bar)["k"] == "4"
+
+
+def test_a_lesson_section_slider_writes_itself_through_its_mirror():
+    # On / each section's sliders move the section's StateMirror copy; the address bar watches the session's state.
+    state = ExplorerState(d_model=32, T=24, k=3)
+    mirror = StateMirror(state)
+    Controls(mirror.copy, ["k"])
+    bar = AddressBar(state)
+    before = bar.query
+    mirror.copy.k = 4
+    assert state.k == 4 and bar.query == before
+    mirror.copy.base = 100.0  # no slider writes base
     assert query(bar)["base"] == "100.0" and query(bar)["k"] == "4"
 
 
