@@ -12,23 +12,23 @@ from components.theme import STYLESHEET
 
 EMBED_CSS = """
 .pe-embed-open { font: inherit; font-size: 1.1rem; padding: 0.3em 0.9em; cursor: pointer; border-radius: 4px;
-  color: var(--pe-link, #0B5C8E); background: var(--pe-bg, #ffffff); border: 2px solid currentColor; }
+  color: var(--pe-t-link, #0B5C8E); background: var(--pe-t-surface, #ffffff); border: 2px solid currentColor; }
 .pe-embed-open:focus-visible, dialog.pe-embed-dialog :focus-visible {
-  outline: 3px solid var(--pe-focus, #0072B2); outline-offset: 2px; }
+  outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; }
 dialog.pe-embed-dialog { max-width: min(44rem, 92vw); padding: 1.2em 1.4em; border-radius: 8px;
-  color: var(--pe-text, #1a1a1a); background: var(--pe-bg, #ffffff); border: 1px solid var(--pe-border, #767676);
+  color: var(--pe-t-ink, #1a1a1a); background: var(--pe-t-surface, #ffffff); border: 1px solid var(--pe-t-rule, #767676);
   font-size: 1.05rem; line-height: 1.4; }
 dialog.pe-embed-dialog::backdrop { background: rgba(0, 0, 0, 0.45); }
 dialog.pe-embed-dialog h2 { margin: 0 0 0.4em; font-size: 1.35rem; }
 dialog.pe-embed-dialog textarea { width: 100%; box-sizing: border-box; font-family: monospace; font-size: 0.95rem;
-  color: inherit; background: inherit; border: 1px solid var(--pe-border, #767676); }
-dialog.pe-embed-dialog fieldset { border: 1px solid var(--pe-border, #767676); margin: 0.6em 0; }
+  color: inherit; background: inherit; border: 1px solid var(--pe-t-rule, #767676); }
+dialog.pe-embed-dialog fieldset { border: 1px solid var(--pe-t-rule, #767676); margin: 0.6em 0; }
 dialog.pe-embed-dialog fieldset label { display: inline-block; margin: 0.15em 1em 0.15em 0; }
 dialog.pe-embed-dialog .pe-embed-size label { margin-right: 1em; }
 dialog.pe-embed-dialog .pe-embed-size input { width: 6em; font: inherit; }
 dialog.pe-embed-dialog .pe-embed-actions { display: flex; gap: 0.8em; justify-content: flex-end; margin-top: 0.6em; }
 dialog.pe-embed-dialog button { font: inherit; padding: 0.25em 0.9em; cursor: pointer; border-radius: 4px;
-  color: var(--pe-link, #0B5C8E); background: var(--pe-bg, #ffffff); border: 2px solid currentColor; }
+  color: var(--pe-t-link, #0B5C8E); background: var(--pe-t-surface, #ffffff); border: 2px solid currentColor; }
 """
 
 

@@ -13,13 +13,13 @@ from components.theme import STYLESHEET
 
 EXPORT_CSS = """
 .pe-export { margin: 0.5em 10px; font-size: 1.05rem; }
-.pe-export summary { cursor: pointer; color: var(--pe-link, #0B5C8E); text-decoration: underline; }
+.pe-export summary { cursor: pointer; color: var(--pe-t-link, #0B5C8E); text-decoration: underline; }
 .pe-export summary:focus-visible, .pe-export a:focus-visible, .pe-export button:focus-visible {
-  outline: 3px solid var(--pe-focus, #0072B2); outline-offset: 2px; }
+  outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; }
 .pe-export ul { display: flex; flex-wrap: wrap; gap: 0.3em 1.2em; list-style: none; padding: 0; margin: 0.4em 0; }
-.pe-export a { color: var(--pe-link, #0B5C8E); }
-.pe-export button { font: inherit; padding: 0.15em 0.6em; color: var(--pe-link, #0B5C8E);
-  background: var(--pe-bg, #ffffff); border: 1px solid currentColor; border-radius: 4px; cursor: pointer; }
+.pe-export a { color: var(--pe-t-link, #0B5C8E); }
+.pe-export button { font: inherit; padding: 0.15em 0.6em; color: var(--pe-t-link, #0B5C8E);
+  background: var(--pe-t-surface, #ffffff); border: 1px solid currentColor; border-radius: 4px; cursor: pointer; }
 """
 
 

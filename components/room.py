@@ -45,8 +45,8 @@ SIZES = ("d_model", "T", "base")
 SESSIONS_BUILT: list[str] = []
 
 _BOX_CSS = """
-:host { --pe-room-bg: var(--pe-surface, #ffffff); --pe-room-ink: var(--pe-ink, #222222);
-        --pe-room-accent: var(--pe-accent, #007A5A); --pe-room-line: var(--pe-muted, #555555); }
+:host { --pe-room-bg: var(--pe-t-surface, #ffffff); --pe-room-ink: var(--pe-t-ink, #222222);
+        --pe-room-accent: var(--pe-t-accent, #007A5A); --pe-room-line: var(--pe-t-muted, #555555); }
 .pe-room { position: fixed; left: 0.5rem; bottom: 0.5rem; z-index: 900; max-width: min(20rem, calc(100vw - 1rem));
            box-sizing: border-box; padding: 0.35rem 0.6rem; background: var(--pe-room-bg); color: var(--pe-room-ink);
            border: 2px solid var(--pe-room-line); border-radius: 8px; font-size: 0.95rem;
@@ -60,10 +60,10 @@ _BOX_CSS = """
 
 _BUTTON_CSS = """
 button { font: inherit; font-size: 0.95rem; padding: 0.2em 0.7em; border-radius: 6px; cursor: pointer;
-         border: 2px solid var(--pe-accent, #007A5A); background: var(--pe-surface, #ffffff);
-         color: var(--pe-accent, #007A5A); }
-button:hover { background: var(--pe-accent, #007A5A); color: var(--pe-surface, #ffffff); }
-button:focus-visible, a:focus-visible { outline: 3px solid var(--pe-focus, #0072B2); outline-offset: 2px; }
+         border: 2px solid var(--pe-t-accent, #007A5A); background: var(--pe-t-surface, #ffffff);
+         color: var(--pe-t-accent, #007A5A); }
+button:hover { background: var(--pe-t-accent, #007A5A); color: var(--pe-t-surface, #ffffff); }
+button:focus-visible, a:focus-visible { outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; }
 [hidden] { display: none !important; }
 """
 
@@ -149,10 +149,10 @@ class RoomLink(JSComponent):
     .pe-room-link { display: inline-flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.5rem; }
     .pe-room-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
                       white-space: nowrap; }
-    .pe-room-link a { color: var(--pe-accent, #007A5A); max-width: 15rem; overflow: hidden; text-overflow: ellipsis;
+    .pe-room-link a { color: var(--pe-t-accent, #007A5A); max-width: 15rem; overflow: hidden; text-overflow: ellipsis;
                       white-space: nowrap; display: inline-block; }
-    .pe-room-qr { position: fixed; inset: 0; z-index: 1000; background: var(--pe-surface, #ffffff);
-                  color: var(--pe-ink, #222222); display: flex; flex-direction: column; align-items: center;
+    .pe-room-qr { position: fixed; inset: 0; z-index: 1000; background: var(--pe-t-surface, #ffffff);
+                  color: var(--pe-t-ink, #222222); display: flex; flex-direction: column; align-items: center;
                   justify-content: center; gap: 1rem; }
     .pe-room-qr img { width: min(80vh, 90vw); height: min(80vh, 90vw); image-rendering: pixelated; }
     .pe-room-qr p { font-size: 1.6rem; margin: 0; word-break: break-all; text-align: center; }
