@@ -16,7 +16,8 @@ EMBED_CSS = """
 .pe-embed-open:focus-visible, dialog.pe-embed-dialog :focus-visible {
   outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; }
 dialog.pe-embed-dialog { max-width: min(44rem, 92vw); padding: 1.2em 1.4em; border-radius: 8px;
-  color: var(--pe-t-ink, #1a1a1a); background: var(--pe-t-surface, #ffffff); border: 1px solid var(--pe-t-rule, #767676);
+  color: var(--pe-t-ink, #1a1a1a); background: var(--pe-t-surface, #ffffff);
+  border: 1px solid var(--pe-t-rule, #767676);
   font-size: 1.05rem; line-height: 1.4; }
 dialog.pe-embed-dialog::backdrop { background: rgba(0, 0, 0, 0.45); }
 dialog.pe-embed-dialog h2 { margin: 0 0 0.4em; font-size: 1.35rem; }
