@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
+from app.strings import text
 from tests.helpers import wait_until
 
 pytestmark = pytest.mark.browser
@@ -62,8 +63,10 @@ def test_controls_none_shows_no_control_and_still_follows_its_url(page, app_url,
 def test_controls_play_shows_the_player_only(page, app_url):
     page.goto(f"{app_url}/clocks?lang=en&controls=play")
     ready(page)
-    expect(page.locator(".pn-player, .bk-Player, [class*=player]").first).to_be_visible(timeout=20_000)
-    expect(page.get_by_role("slider", name=re.compile("offset k"))).to_have_count(0)
+    # The page's play control (components/animation.py), and nothing else of the page's tools or sliders.
+    expect(page.get_by_role("button", name=text("en", "animation_play"))).to_be_visible(timeout=20_000)
+    expect(page.get_by_role("slider")).to_have_count(0)
+    expect(page.get_by_role("button", name=text("en", "present_enter"))).to_have_count(0)
 
 
 @pytest.mark.parametrize(("route", "query", "sliders"), [
