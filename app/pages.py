@@ -42,7 +42,7 @@ from components.lazy import LazyPart, watch_sections
 from components.links import StateLinks
 from components.notices import notice_alert
 from components.present import Presentation, Slide, choose_slide
-from components.theme import STYLESHEET, html_pane
+from components.theme import FIND_BY_ID_JS, STYLESHEET, html_pane
 
 
 @dataclass(frozen=True)
@@ -143,16 +143,7 @@ class SectionAnchor(JSComponent):
 
     complete = param.Boolean(default=False, doc="Whether every view of the page has been sent.")
 
-    _esm = """
-    const find = (root, id) => {
-      const hit = root.getElementById?.(id);
-      if (hit) return hit;
-      for (const el of root.querySelectorAll("*")) {
-        const inner = el.shadowRoot && find(el.shadowRoot, id);
-        if (inner) return inner;
-      }
-      return null;
-    };
+    _esm = FIND_BY_ID_JS + """
 
     export function render({ model }) {
       let run = 0;

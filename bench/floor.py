@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from bench.run import PAGE_FIGURES, SIZES, _browser, log, plots_drawn, server, stats, steps, wait_until
+from components.theme import FIND_BY_ID_JS
 
 #: The pages compared, in the order of the first round (later rounds rotate it).
 PAGES = ("floor", "explore", "lesson", "naive")
@@ -113,16 +114,8 @@ RESULT_JS = """
 #: Scroll the element whose id is the argument (in any shadow root) to the top of the viewport.
 SCROLL_JS = """
 (id) => {
-  const find = (root) => {
-    const hit = root.getElementById?.(id);
-    if (hit) return hit;
-    for (const el of root.querySelectorAll("*")) {
-      const inner = el.shadowRoot && find(el.shadowRoot);
-      if (inner) return inner;
-    }
-    return null;
-  };
-  const el = find(document);
+""" + FIND_BY_ID_JS + """
+  const el = find(document, id);
   if (el) el.scrollIntoView({block: "start"});
   return el !== null;
 }

@@ -10,6 +10,7 @@ from panel.custom import JSComponent
 
 from app.fastsync import mark_connected
 from app.state import StateMirror
+from components.theme import FIND_BY_ID_JS
 
 #: How far (px) below or above the viewport a part counts as near: about a screen ahead, so a
 #: reader scrolling at a normal pace finds it built and up to date.
@@ -36,16 +37,7 @@ class SectionWatch(JSComponent):
         "last of several quick changes of a property, so a fast scroll may lose a ``near`` in between; "
         "this list only grows, and a section in it is built."))
 
-    _esm = f"""
-    const find = (root, id) => {{
-      const hit = root.getElementById?.(id);
-      if (hit) return hit;
-      for (const el of root.querySelectorAll("*")) {{
-        const inner = el.shadowRoot && find(el.shadowRoot, id);
-        if (inner) return inner;
-      }}
-      return null;
-    }};
+    _esm = FIND_BY_ID_JS + f"""
 
     export function render({{ model }}) {{
       const headings = new Map();

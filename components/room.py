@@ -31,6 +31,7 @@ from tornado.ioloop import IOLoop
 from app import rooms
 from app.state import URL_PARAMETERS, ExplorerState, parse_query
 from app.strings import text
+from components.theme import FIND_BY_ID_JS
 
 log = logging.getLogger("app.rooms")
 
@@ -177,17 +178,8 @@ class RoomPanel(JSComponent):
     location = param.String(default="")
     claim = param.String(default="")
 
-    _esm = """
+    _esm = FIND_BY_ID_JS + """
     const KEY = "pe-room";
-    const find = (root, id) => {
-      const hit = root.getElementById?.(id);
-      if (hit) return hit;
-      for (const el of root.querySelectorAll("*")) {
-        const inner = el.shadowRoot && find(el.shadowRoot, id);
-        if (inner) return inner;
-      }
-      return null;
-    };
     const headings = (root, out) => {
       for (const el of root.querySelectorAll("*")) {
         if (el.matches("h2.pe-section[id]")) out.push(el);

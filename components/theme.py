@@ -36,6 +36,20 @@ COLORS: dict[str, str] = {
 
 TITLE_SIZE = "17pt"
 LABEL_SIZE = "15pt"
+
+#: JavaScript: ``find(root, id)``, the element with that id under ``root`` or in any shadow root below it
+#: (Panel draws every part of a page in a shadow root, where ``document.getElementById`` does not look).
+FIND_BY_ID_JS = """
+const find = (root, id) => {
+  const hit = root.getElementById?.(id);
+  if (hit) return hit;
+  for (const el of root.querySelectorAll("*")) {
+    const inner = el.shadowRoot && find(el.shadowRoot, id);
+    if (inner) return inner;
+  }
+  return null;
+};
+"""
 TICK_SIZE = "13pt"
 
 

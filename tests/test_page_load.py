@@ -20,7 +20,7 @@ from panel.io.state import set_curdoc
 
 from app import pages
 from app.strings import text
-from components.theme import LiveHTML
+from components.theme import FIND_BY_ID_JS, LiveHTML
 from tests.helpers import press, wait_for_source, wait_until
 
 LESSON = {"lang": "en", "d_model": "32", "T": "24", "base": "10000", "pair": "0", "pos": "0", "k": "3"}
@@ -130,17 +130,8 @@ ORDER_JS = """
 """
 
 #: The top of the element with this id, looked for through every shadow root (null if none).
-HEADING_TOP = """(id) => {
-  const find = (root) => {
-    const hit = root.getElementById?.(id);
-    if (hit) return hit;
-    for (const el of root.querySelectorAll("*")) {
-      const inner = el.shadowRoot && find(el.shadowRoot);
-      if (inner) return inner;
-    }
-    return null;
-  };
-  const el = find(document);
+HEADING_TOP = """(id) => {""" + FIND_BY_ID_JS + """
+  const el = find(document, id);
   return el == null ? null : el.getBoundingClientRect().top;
 }"""
 
