@@ -11,6 +11,7 @@ CVD_Simulation.html), applied to linear sRGB. Differences are CIE 1976 ΔE*ab in
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -113,8 +114,13 @@ def test_text_colours_keep_their_roles_hue():
 
 
 def test_page_accent_is_readable():
+    from components.present import DARK_VARIABLES
     from components.theme import STYLESHEET
 
-    accent = STYLESHEET.split("--pe-accent:")[1].split(";")[0].strip()
+    # The light theme's accent: the fallback of the theme variable (the dark theme sets --pe-t-accent).
+    declared = STYLESHEET.split("--pe-accent:")[1].split(";")[0]
+    accent = re.search(r"#[0-9A-Fa-f]{6}", declared).group(0)
     assert contrast(accent) >= 4.5
     assert contrast("#FFFFFF", accent) >= 4.5  # white text on the accent (the link's focus and hover state)
+    dark = DARK_VARIABLES["--pe-t-accent"]
+    assert contrast(dark, "#212529") >= 4.5 and contrast("#212529", dark) >= 4.5  # the dark theme's page
