@@ -203,6 +203,7 @@ def focused(page) -> dict:
       const style = getComputedStyle(el);
       return {tag: el.tagName, cls: el.className, text: (el.textContent || "").trim().slice(0, 60),
               label: el.getAttribute("aria-label") || "", role: el.getAttribute("role") || "",
+              type: el.getAttribute("type") || "",
               outline: style.outlineStyle !== "none" && parseFloat(style.outlineWidth) >= 2,
               top: el.getBoundingClientRect().top + window.scrollY};
     }""")
@@ -245,7 +246,9 @@ def test_the_lesson_walked_by_keyboard_alone(page, app_url, console_errors):
     # The quiz by keyboard: Tab into the first question, arrows pick an answer, feedback follows.
     page.goto(f"{app_url}/quiz?lang=en")
     wait_until(lambda: model_property(page, "quiz_1", "choice") is not None, timeout=20, message="quiz drawn")
-    tab_until(page, lambda s: s.get("tag") == "INPUT")
+    expect(page.get_by_role("radio").first).to_be_visible()
+    # The first answer of the first question (the page's play tools have inputs too: checkboxes).
+    tab_until(page, lambda s: s.get("tag") == "INPUT" and s.get("type") == "radio")
     page.keyboard.press("Space")
     wait_until(lambda: model_property(page, "quiz_1", "choice") == 0, message="Space picks the first answer")
     page.keyboard.press("ArrowDown")
