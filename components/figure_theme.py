@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import colorsys
 import re
+import weakref
 from weakref import WeakKeyDictionary, WeakSet
 
 from bokeh.colors import named
@@ -168,7 +169,9 @@ class FigureStyler:
     """Restyles every figure of one session's document, now and whenever a layout gains children."""
 
     def __init__(self, doc: Document, *, dark: bool, present: bool):
-        self.doc = doc
+        # Weakly: the styler is the value of a WeakKeyDictionary keyed by this document, and a value
+        # that held its key would keep every session's document alive for good.
+        self._doc = weakref.ref(doc)
         self.dark = dark
         self.present = present
         self.done: WeakSet[Model] = WeakSet()
@@ -180,12 +183,16 @@ class FigureStyler:
     def active(self) -> bool:
         return self.dark or self.present
 
+    def _models(self) -> list:
+        doc = self._doc()
+        return [] if doc is None else list(doc.models)
+
     def restyle(self, models: object = None) -> int:
         """Restyle the figures' models not yet restyled (all of the document's by default); how many."""
         if not self.active:
             return 0
         count = 0
-        for plot in [m for m in (models if models is not None else self.doc.models) if isinstance(m, Plot)]:
+        for plot in [m for m in (models if models is not None else self._models()) if isinstance(m, Plot)]:
             if plot in self.done:
                 continue
             for model in plot.references():

