@@ -29,7 +29,7 @@ from app.lesson import BEYOND
 from app.lesson import LESSON as LESSON_ONLY
 from app.lesson import SECTIONS as LESSON
 from app.prose import section_prose
-from app.state import LANGUAGES, LESSON_PARAMETERS, VIEW_PARAMETERS, ExplorerState, Notice, StateMirror, parse_query
+from app.state import LANGUAGES, LESSON_PARAMETERS, VIEW_PARAMETERS, ExplorerState, Notice, parse_query
 from app.strings import text
 from components.address import AddressBar, LanguageLink
 from components.checks import LiveChecks
@@ -324,9 +324,7 @@ def lesson_page() -> pn.viewable.Viewable:
     parts: dict[str, LazyPart] = {}
     for index, (slug, section) in enumerate(LESSON.items()):
         body.append(section_heading(state, slug))
-        mirror = StateMirror(state)
-        parts[slug] = LazyPart(lambda section=section, mirror=mirror: section(mirror.copy),
-                               SECTION_PLACEHOLDER_HEIGHT, slug, mirror=mirror)
+        parts[slug] = LazyPart(section, state, SECTION_PLACEHOLDER_HEIGHT, slug)
         if index < FIRST_SECTIONS:
             parts[slug].build_now()
         body.append(parts[slug])

@@ -294,18 +294,20 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
         if given not in allowed:
             note(name, args[name], values[name], "not_allowed")
 
-    integer("T", 1, T_MAX)
-    integer("d_model", 2, D_MODEL_MAX)
-    if values.get("d_model", 0) % 2:
-        used = values["d_model"] + 1 if values["d_model"] < D_MODEL_MAX else values["d_model"] - 1
-        # "32.6" already got a "rounded" notice (used 33); correct that one
-        # instead of adding a second notice, so it reports the value really used.
-        earlier = [n for n in notices if n.parameter == "d_model"]
+    def even(name: str, used: int) -> None:
+        """Use the even ``used`` for an odd value of ``name``: one notice, with the value really used."""
+        # "32.6" already got a "rounded" notice (used 33): correct that one instead of adding a second.
+        earlier = [n for n in notices if n.parameter == name]
         if earlier:
             notices[notices.index(earlier[0])] = replace(earlier[0], used=str(used))
         else:
-            note("d_model", args["d_model"], used, "odd")
-        values["d_model"] = used
+            note(name, args[name], used, "odd")
+        values[name] = used
+
+    integer("T", 1, T_MAX)
+    integer("d_model", 2, D_MODEL_MAX)
+    if values.get("d_model", 0) % 2:
+        even("d_model", values["d_model"] + 1 if values["d_model"] < D_MODEL_MAX else values["d_model"] - 1)
 
     if "base" in args:
         number = _to_float(args["base"])
@@ -335,14 +337,7 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
         note("pairs_to", args["pairs_to"], values["pairs_to"], "below_from")
     integer("reserve", 0, d_model)
     if values.get("reserve", 0) % 2:
-        used = values["reserve"] - 1
-        # As for d_model: "2.75" already has its "rounded" notice (3); it now reports the value used.
-        earlier = [n for n in notices if n.parameter == "reserve"]
-        if earlier:
-            notices[notices.index(earlier[0])] = replace(earlier[0], used=str(used))
-        else:
-            note("reserve", args["reserve"], used, "odd")
-        values["reserve"] = used
+        even("reserve", values["reserve"] - 1)
 
     choice("heads", HEADS)
     choice("mistake", MISTAKES)

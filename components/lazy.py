@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import panel as pn
 import param
 from panel.custom import JSComponent
 
 from app.fastsync import mark_connected
-from app.state import StateMirror
+from app.state import ExplorerState, StateMirror
 from components.theme import FIND_BY_ID_JS
 
 #: How far (px) below or above the viewport a part counts as near: about a screen ahead, so a
@@ -85,64 +85,60 @@ class SectionWatch(JSComponent):
 
 
 class LazyPart(pn.viewable.Viewer):
-    """A placeholder of ``height`` px that becomes ``build()`` when the reader first comes near it.
+    """A placeholder of ``height`` px that becomes ``build(state)`` when the reader first comes near it.
 
-    ``near`` is told by the page (a ``SectionWatch``). The build replaces this
-    part's own column's objects only, so nothing else on the page is
-    re-rendered. With a ``mirror`` (the state the part draws from, see
-    ``StateMirror``), the mirror follows the session's state only while the
-    part is near: a section far from the reader costs nothing on a slider step
-    and catches up in one step when the reader comes back. ``build_now()``
-    builds at once (the top of the page; a page without a browser, a test,
-    the benchmark).
+    The page (a ``SectionWatch``) says when. The build replaces this part's own
+    column's objects only, so nothing else on the page is re-rendered. The part
+    draws from its own ``StateMirror`` of ``state``, made when it is built (an
+    unbuilt part costs nothing), which follows the session's state only while
+    the part is near: a section far from the reader costs nothing on a slider
+    step and catches up in one step when the reader comes back. ``build_now()``
+    builds at once (the top of the page; a page without a browser, a test, the
+    benchmark).
     """
 
-    def __init__(self, build: Callable[[], pn.viewable.Viewable], height: int, name: str,
-                 mirror: StateMirror | None = None):
+    def __init__(self, build: Callable[[ExplorerState], pn.viewable.Viewable], state: ExplorerState, height: int,
+                 name: str):
         super().__init__()
         self._build = build
-        self.built = False
-        self.mirror = mirror
+        self._state = state
+        self.mirror: StateMirror | None = None
         self.column = pn.Column(pn.Spacer(height=height, sizing_mode="stretch_width"),
                                 sizing_mode="stretch_width", name=f"{name}_part")
 
-    def set_near(self, near: bool) -> None:
-        """The reader is near this part (build it if it is not yet, follow the state) or far (sleep)."""
-        if near and not self.built:
-            # The browser spoke, so it holds the document: Panel may send the new part (see fastsync).
-            mark_connected()
-            self.build_now()
-        if self.mirror is not None:
-            self.mirror.active = near
+    @property
+    def built(self) -> bool:
+        """Whether the real part is in place."""
+        return self.mirror is not None
 
     def build_now(self) -> None:
         """Put the real part in place (once)."""
-        if not self.built:
-            self.built = True
-            self.column.objects = [self._build()]
+        if self.mirror is None:
+            self.mirror = StateMirror(self._state)
+            self.column.objects = [self._build(self.mirror.copy)]
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self.column
 
 
 def watch_sections(parts: dict[str, LazyPart], name: str = "section_watch") -> SectionWatch:
-    """A ``SectionWatch`` over ``parts`` (slug → part, top to bottom) that tells each part when it is near."""
+    """A ``SectionWatch`` over ``parts`` (slug → part, top to bottom): it builds every part the reader has come
+    near (``seen``) and lets each built part's mirror follow the state only while it is near (``near``)."""
     watch = SectionWatch(slugs=list(parts), width=0, height=0, margin=0, name=name)
 
     def build(event: param.parameterized.Event) -> None:
-        seen: Sequence[str] = event.new
-        for slug, part in parts.items():
-            if slug in seen and not part.built:
+        for slug in event.new:
+            part = parts.get(slug)  # a name the page does not have (a forged message) builds nothing
+            if part is not None and not part.built:
                 # The browser spoke, so it holds the document: Panel may send the new part (see fastsync).
                 mark_connected()
                 part.build_now()
-                if part.mirror is not None:
-                    part.mirror.active = slug in watch.near
+        follow()
 
-    def follow(event: param.parameterized.Event) -> None:
-        near: Sequence[str] = event.new
+    def follow(*_events: param.parameterized.Event) -> None:
         for slug, part in parts.items():
-            part.set_near(slug in near)
+            if part.mirror is not None:
+                part.mirror.active = slug in watch.near
 
     watch.param.watch(build, "seen")
     watch.param.watch(follow, "near")
