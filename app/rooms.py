@@ -4,7 +4,11 @@ A room has a short id (the join link carries it as ``?follow=ROOM``) and a
 secret that only the teacher's browser holds; the server keeps the secret's
 SHA-256 only. The teacher's session publishes the teacher's state (page,
 section, every URL parameter but the language) on the room's channel; every
-follower's session applies the latest one it has seen.
+follower's session applies the latest one it has seen. Each page that takes
+the room (the one that started it, then each later page of the teacher's tab
+that proves the secret) gets a new driver number (``Bus.drive``); the bus drops
+what an earlier page still publishes, so a teacher's old page, whose session
+lives on until it is reaped, never sends the followers back.
 
 Transport (``bus()``):
 
@@ -80,7 +84,8 @@ class Bus(Protocol):
     def create(self, room: str, hashed: str) -> bool: ...
     def check(self, room: str, secret: str) -> bool: ...
     def exists(self, room: str) -> bool: ...
-    def publish(self, room: str, payload: str) -> None: ...
+    def drive(self, room: str) -> int: ...
+    def publish(self, room: str, payload: str, driver: int = 0) -> bool: ...
     def latest(self, room: str) -> str | None: ...
     def subscribe(self, room: str, callback: Callable[[str], None]) -> None: ...
     def unsubscribe(self, room: str, callback: Callable[[str], None]) -> None: ...
@@ -129,6 +134,7 @@ class LocalBus:
     def __init__(self) -> None:
         self.hashes: dict[str, str] = {}
         self.states: dict[str, str] = {}
+        self.drivers: dict[str, int] = {}
         self.fanout = _Fanout()
 
     def create(self, room: str, hashed: str) -> bool:
@@ -144,7 +150,13 @@ class LocalBus:
     def exists(self, room: str) -> bool:
         return room in self.hashes
 
-    def publish(self, room: str, payload: str) -> None:
+    def drive(self, room: str) -> int:
+        self.drivers[room] = self.drivers.get(room, 0) + 1
+        return self.drivers[room]
+
+    def publish(self, room: str, payload: str, driver: int = 0) -> bool:
+        if driver and driver < self.drivers.get(room, 0):
+            return False
         self.states[room] = payload
         # Delivered on the next turn of the loop, outside the teacher's document (as Redis's thread does):
         # a follower's document must not be touched from within another session's callback.
@@ -153,6 +165,7 @@ class LocalBus:
             self.fanout.deliver(room, payload)
         else:
             loop.add_callback(self.fanout.deliver, room, payload)
+        return True
 
     def latest(self, room: str) -> str | None:
         return self.states.get(room)
@@ -164,11 +177,25 @@ class LocalBus:
         self.fanout.remove(room, callback)
 
 
+#: KEYS: the room's driver number, its latest state, the room (its secret hash; the channel's name).
+#: ARGV: the state, the publishing page's driver number (0: unchecked), the lifetime in seconds.
+_PUBLISH_LUA = """
+local driver = tonumber(ARGV[2])
+if driver > 0 and driver < tonumber(redis.call('GET', KEYS[1]) or '0') then return 0 end
+redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[3])
+redis.call('EXPIRE', KEYS[3], ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('PUBLISH', KEYS[3], ARGV[1])
+return 1
+"""
+
+
 class RedisBus:
     """Rooms in Redis: any number of processes and machines share them.
 
-    Keys ``pe:room:<id>`` (the secret's hash) and ``pe:room:<id>:state`` (the
-    latest state), both expiring ``ROOM_TTL_S`` after the last move; moves
+    Keys ``pe:room:<id>`` (the secret's hash), ``pe:room:<id>:state`` (the
+    latest state) and ``pe:room:<id>:driver`` (the number of the page that
+    drives it: each claim takes a new one), all expiring ``ROOM_TTL_S`` after the last move; moves
     are published on channel ``pe:room:<id>``. One subscriber connection per
     process, read by a daemon thread that hands each message to the IOLoop.
     """
@@ -181,6 +208,7 @@ class RedisBus:
         self.redis = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5,
                                           health_check_interval=30)
         self.redis.ping()
+        self._publish = self.redis.register_script(_PUBLISH_LUA)
         self.pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
         self.loop = loop or IOLoop.current()
         self.fanout = _Fanout()
@@ -201,12 +229,17 @@ class RedisBus:
     def exists(self, room: str) -> bool:
         return bool(self.redis.exists(self._key(room)))
 
-    def publish(self, room: str, payload: str) -> None:
+    def drive(self, room: str) -> int:
         with self.redis.pipeline(transaction=False) as pipe:
-            pipe.set(self._key(room) + ":state", payload, ex=ROOM_TTL_S)
-            pipe.expire(self._key(room), ROOM_TTL_S)
-            pipe.publish(self._key(room), payload)
-            pipe.execute()
+            pipe.incr(self._key(room) + ":driver")
+            pipe.expire(self._key(room) + ":driver", ROOM_TTL_S)
+            number, _ = pipe.execute()
+        return int(number)
+
+    def publish(self, room: str, payload: str, driver: int = 0) -> bool:
+        # One round trip, and atomic: a page that another page has taken the room from publishes nothing.
+        key = self._key(room)
+        return bool(self._publish(keys=[key + ":driver", key + ":state", key], args=[payload, driver, ROOM_TTL_S]))
 
     def latest(self, room: str) -> str | None:
         value = self.redis.get(self._key(room) + ":state")

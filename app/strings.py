@@ -417,6 +417,7 @@ ES: dict[str, str] = {
     "room_follow": "Volver a seguir",
     "room_missing": "La sala {room} no existe o ya se ha cerrado.",
     "room_refused": "Esta página no tiene la clave de la sala {room}: solo quien la abrió puede dirigirla.",
+    "room_taken": "Otra página dirige ahora la sala {room}.",
     "room_needs_redis": "Las salas necesitan Redis (PE_REDIS_URL) cuando hay varios procesos del servidor.",
     "notice_not_a_room": "{parameter} = «{given}» no es el código de una sala (6 letras o cifras); se ignora.",
 }
@@ -812,6 +813,7 @@ EN: dict[str, str] = {
     "room_follow": "Follow again",
     "room_missing": "Room {room} does not exist or has been closed.",
     "room_refused": "This page does not hold room {room}'s key: only whoever started it can drive it.",
+    "room_taken": "Another page now drives room {room}.",
     "room_needs_redis": "Rooms need Redis (PE_REDIS_URL) when several server processes serve the app.",
     "notice_not_a_room": "{parameter} = “{given}” is not a room code (6 letters or digits); ignored.",
 }

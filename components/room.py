@@ -187,13 +187,6 @@ class RoomPanel(JSComponent):
       }
       return out;
     };
-    const currentSection = () => {
-      let current = "";
-      for (const el of headings(document, [])) {
-        if (el.getBoundingClientRect().top < window.innerHeight * 0.4) current = el.id;
-      }
-      return current;
-    };
 
     export function render({ model }) {
       const box = document.createElement("div");
@@ -211,16 +204,45 @@ class RoomPanel(JSComponent):
           sessionStorage.removeItem(KEY);  // closed by the teacher (a new page starts idle: it may still claim)
         }
       };
+      // The section headings of the page, found once (a walk of every shadow root) and again only when one
+      // of them has gone: a scroll or a change of layout costs a few rectangles, not a walk of the page.
+      let heads = [];
+      const sections = () => {
+        if (!heads.length || !heads.every((el) => el.isConnected)) heads = headings(document, []);
+        return heads;
+      };
+      const currentSection = () => {
+        let current = "";
+        for (const el of sections()) {
+          if (el.getBoundingClientRect().top < window.innerHeight * 0.4) current = el.id;
+        }
+        return current;
+      };
       let reported = "";
       const report = () => {
         const where = window.location.pathname + "#" + currentSection();
         if (where !== reported) { reported = where; model.location = where; }
       };
-      let scrolled = "", keeping = 0;
-      // The reader takes over: stop keeping a section in place.
+      let reportTimer = 0;
+      const reportSoon = () => {
+        if (model.mode !== "teacher") return;
+        clearTimeout(reportTimer);
+        reportTimer = setTimeout(report, 250);
+      };
+      // A follower's page keeps the teacher's heading at the top while the page around it still changes
+      // (the lesson's sections arrive as the reader nears them, each changing the height above it), for
+      // up to 30 s after the teacher's move, until the reader scrolls, clicks or types.
+      let keeping = 0, keepToken = -1, keepUntil = 0, keepId = "", keepEl = null;
       for (const type of ["wheel", "touchstart", "mousedown", "keydown"]) {
         window.addEventListener(type, () => { keeping += 1; }, { passive: true });
       }
+      const keep = () => {
+        if (keepToken !== keeping || performance.now() > keepUntil || !keepId) return;
+        if (!keepEl || !keepEl.isConnected || keepEl.id !== keepId) keepEl = find(document, keepId);
+        if (!keepEl) { setTimeout(keep, 150); return; }  // not drawn yet
+        if (Math.abs(keepEl.getBoundingClientRect().top) > 2) keepEl.scrollIntoView({ block: "start" });
+      };
+      let scrolled = "";
       const follow = () => {
         if (model.mode !== "following" || !model.target) return;
         const [path, section] = model.target.split("#");
@@ -235,22 +257,27 @@ class RoomPanel(JSComponent):
         }
         if (section && section !== scrolled) {
           scrolled = section;
-          // Keep the heading at the top for a while: sections above it may still be arriving.
-          const token = ++keeping, until = performance.now() + 4000;
-          const keep = () => {
-            if (token !== keeping || performance.now() > until) return;
-            const el = find(document, section);
-            if (el && Math.abs(el.getBoundingClientRect().top) > 2) el.scrollIntoView({ block: "start" });
-            setTimeout(keep, 150);
-          };
+          keepToken = keeping;
+          keepUntil = performance.now() + 30000;
+          keepId = section;
           keep();
         }
       };
+      // The page's height changes as its later parts arrive: a follower keeps its heading, a teacher says again
+      // which section is at the top of the screen.
+      new ResizeObserver(() => {
+        if (model.mode === "following") keep();
+        reportSoon();
+      }).observe(document.body);
+      let wasTeacher = false;
       const show = () => {
         message.textContent = model.message;
         box.setAttribute("aria-label", model.region);
         store();
         if (model.mode !== "following") scrolled = "";
+        // A page that has just started or taken the room says where it is now (it said nothing while idle).
+        if (model.mode === "teacher" && !wasTeacher) report();
+        wasTeacher = model.mode === "teacher";
         follow();
         requestAnimationFrame(place);
       };
@@ -284,13 +311,11 @@ class RoomPanel(JSComponent):
           (el) => el.shadowRoot && el.shadowRoot.activeElement);
         box.classList.toggle("pe-room-aside", covers && !using);
       };
-      let timer = 0, placing = 0;
+      let placing = 0;
       window.addEventListener("scroll", () => {
         cancelAnimationFrame(placing);
         placing = requestAnimationFrame(place);
-        if (model.mode !== "teacher") return;
-        clearTimeout(timer);
-        timer = setTimeout(report, 250);
+        reportSoon();
       }, { passive: true });
       window.addEventListener("resize", () => {
         cancelAnimationFrame(placing);
@@ -347,6 +372,7 @@ class RoomBox(pn.viewable.Viewer):
         self.room = ""
         self.secret = ""
         self.seq = 0
+        self.driver = 0  # this page's driver number in its room (rooms.Bus.drive)
         self.follower: rooms.Follower | None = None
         self.applied_seq = -1
         self._last_publish = 0.0
@@ -398,6 +424,7 @@ class RoomBox(pn.viewable.Viewer):
         if self.bus is None or self.mode not in ("idle", "ended"):
             return
         self.room, self.secret = rooms.create_room(self.bus)
+        self.driver = self.bus.drive(self.room)
         self._become_teacher()
         self.panel.secret = self.secret  # to the teacher's tab only, for its next pages
         self.publish()
@@ -468,6 +495,7 @@ class RoomBox(pn.viewable.Viewer):
             return
         self.close()
         self.room, self.secret = room, secret
+        self.driver = self.bus.drive(room)  # the teacher's earlier page, still a session for a while, stops driving
         self._become_teacher()
         self.publish()
 
@@ -507,7 +535,12 @@ class RoomBox(pn.viewable.Viewer):
         self._last_publish = time.monotonic()
         self.seq += 1
         values = {key: value for key, value in self.state.query().items() if key not in NOT_SENT}
-        self.bus.publish(self.room, rooms.encode_state(self.path, self.section, values, self.seq))
+        if not self.bus.publish(self.room, rooms.encode_state(self.path, self.section, values, self.seq), self.driver):
+            # A later page of the teacher (or a copy of this tab) has taken the room: this one stops driving.
+            self.secret = ""
+            self.link.param.update(text="", large=False)
+            self._set_mode("ended", text(self.lang, "room_taken", room=self.room))
+            self.room = ""
 
     # --- the follower's side -----------------------------------------------------------------------
 

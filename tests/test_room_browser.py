@@ -1,14 +1,16 @@
-"""The room box in Chromium, one process (the in-process bus): it covers nothing a reader can use,
-is reached by keyboard and opens its QR code large. (Following a teacher's page and section across pages
-is not tested yet: see the README's rooms section, "Known limits".)"""
+"""The room box in Chromium, one process (the in-process bus): a follower's page follows the teacher's
+section and page; the box covers nothing a reader can use, is reached by keyboard and opens its QR code
+large."""
 
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
 
+from app.prose import section_prose
 from app.strings import text
-from tests.helpers import model_property, plots_drawn, wait_for_source, wait_until
+from components.theme import FIND_BY_ID_JS
+from tests.helpers import model_property, plots_drawn, press, source_data, wait_for_source, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -92,3 +94,78 @@ def test_the_room_box_is_shown_at_the_top_of_explore(page, app_url):
     start = page.get_by_role("button", name=text("en", "room_start"))
     start.click()  # a real click: nothing covers the box, the box covers nothing
     wait_until(lambda: model_property(page, "room_link", "text"), message="no join link")
+
+
+#: Where the heading with this id is from the top of the viewport (px), through shadow roots; null if absent.
+_HEADING_TOP = ("(id) => {" + FIND_BY_ID_JS
+                + "const el = find(document, id); return el ? el.getBoundingClientRect().top : null; }")
+
+
+#: The section a reader is reading: the last section heading above 40 % of the viewport's height.
+_READING = """() => {
+  const out = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.matches("h2[id]") && el.getBoundingClientRect().top < innerHeight * 0.4) out.push(el.id);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  return out.at(-1) ?? "";
+}"""
+
+
+def heading_at_top(page, slug: str) -> bool:
+    top = page.evaluate(_HEADING_TOP, slug)
+    return top is not None and abs(top) <= 3
+
+
+def test_a_follower_follows_the_teachers_section_and_page(browser, app_url):
+    teacher = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US").new_page()
+    student = browser.new_context(viewport={"width": 1280, "height": 800}, locale="es-ES").new_page()
+    errors: list[str] = []
+    for page in (teacher, student):
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    try:
+        teacher.goto(f"{app_url}/?lang=en")
+        wait_until(lambda: plots_drawn(teacher, 1), timeout=40, message="the teacher's page was not drawn")
+        teacher.get_by_role("button", name=text("en", "room_start")).click()
+        link = wait_until(lambda: model_property(teacher, "room_link", "text"), message="no join link")
+        student.goto(link)
+        wait_until(lambda: plots_drawn(student, 1), timeout=40, message="the student's page was not drawn")
+        assert model_property(student, "room_box", "mode") == "following"
+
+        # The teacher goes to a later section (the table of contents scrolls the page there).
+        contents = teacher.get_by_role("navigation", name=text("en", "lesson_contents"))
+        contents.get_by_role("link", name=section_prose("hands", "en").title, exact=True).click()
+        wait_until(lambda: heading_at_top(teacher, "hands"), timeout=20, message="the teacher's page did not scroll")
+        # The student's page shows at its top the section the teacher's page shows (as the lesson's later
+        # sections arrive, the teacher's page may move on from "hands": the student's follows it there).
+        def same_section() -> bool:
+            reading = teacher.evaluate(_READING)
+            return reading not in ("", "order") and heading_at_top(student, reading)
+
+        wait_until(same_section, timeout=40, message="the student's page did not show the teacher's section")
+        assert student.evaluate("location.pathname") == "/"
+
+        # The teacher opens /explore in the same tab: the tab's secret takes the room back, and the
+        # student's page goes there too and keeps following.
+        teacher.goto(f"{app_url}/explore?lang=en")
+        wait_for_source(teacher, "distance_marker", timeout=40)
+        wait_until(lambda: model_property(teacher, "room_box", "mode") == "teacher", timeout=20,
+                   message="the teacher's next page did not take the room back")
+        # (page.url is only refreshed when Playwright handles events: wait for the navigation itself)
+        student.wait_for_url(f"{app_url}/explore?*", timeout=60_000)
+        wait_for_source(student, "distance_marker", timeout=40)
+        wait_until(lambda: model_property(student, "room_box", "mode") == "following", timeout=20)
+        assert student.evaluate("() => document.documentElement.lang") == "es"  # the student's own language
+        k = int(source_data(teacher, "distance_marker")["k"][0])
+        press(teacher, text("en", "k"), "ArrowRight", times=2)
+        wait_until(lambda: int(source_data(student, "distance_marker")["k"][0]) == k + 2, timeout=20,
+                   message="the student's page on /explore did not follow k")
+        assert student.evaluate("location.pathname") == "/explore"  # not sent back by the teacher's old page
+    finally:
+        teacher.context.close()
+        student.context.close()
+    assert errors == []

@@ -140,6 +140,25 @@ def test_a_student_can_never_drive(local_bus):
     assert next_page.mode == "teacher"
 
 
+def test_the_teachers_earlier_page_stops_driving_when_a_later_one_takes_the_room(local_bus):
+    first = RoomBox(ExplorerState(lang="en", k=3), "view")
+    first.start_room()
+    room = first.room
+    later = RoomBox(ExplorerState(lang="en", k=7), "view")
+    later.panel.location = "/explore#distance"
+    later.panel.claim = f"{room}:{first.secret}"
+    assert later.mode == "teacher"
+    assert json.loads(local_bus.latest(room))["path"] == "/explore"
+    # The earlier page's session lives on until it is reaped; what it still says goes nowhere.
+    first.panel.location = "/#hands"
+    first.state.k = 1
+    latest = json.loads(local_bus.latest(room))
+    assert latest["path"] == "/explore" and latest["values"]["k"] == "7"
+    assert first.mode == "ended" and first.panel.message == text("en", "room_taken", room=room)
+    later.state.k = 8
+    assert json.loads(local_bus.latest(room))["values"]["k"] == "8"
+
+
 def test_a_follower_detaches_and_follows_again(local_bus):
     teacher = RoomBox(ExplorerState(lang="en"), "view")
     teacher.start_room()
@@ -201,6 +220,12 @@ def _redis_bus_round_trip() -> None:
         loop.start()
         assert got and json.loads(got[0])["values"] == {"k": "4"}
         assert json.loads(student_side.latest(room))["seq"] == 1
+        # A page that another has taken the room from publishes nothing (one driver number per page).
+        first, second = teacher_side.drive(room), student_side.drive(room)
+        assert second == first + 1
+        assert not teacher_side.publish(room, rooms.encode_state("/", "", {"k": "5"}, 2), first)
+        assert student_side.publish(room, rooms.encode_state("/explore", "", {"k": "6"}, 3), second)
+        assert json.loads(student_side.latest(room))["values"] == {"k": "6"}
         student_side.unsubscribe(room, listen)
         loop.close()
 
