@@ -28,7 +28,6 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from weakref import WeakKeyDictionary
 
 import param
 
@@ -137,6 +136,11 @@ class ExplorerState(param.Parameterized):
         dependent.setdefault("pairs_to", d_model // 2 - 1)
         dependent.setdefault("reserve", even_share(d_model, 1, 8))
         super().__init__(**params)
+        #: The session's page-wide objects that need finding from the state (its address bar, its animation,
+        #: the state a mirror's copy follows), by kind. Held by the state itself, so they go with it: in a
+        #: module-level WeakKeyDictionary each would keep its state, and so its session, alive for good (a
+        #: dictionary's values are strong, and each of these refers back to its key).
+        self.parts: dict[str, object] = {}
         self._d_model_seen = self.d_model
         self._sync_bounds()
         self.param.update(dependent)
@@ -418,13 +422,10 @@ def mirrored_parameters() -> tuple[str, ...]:
                  if name != "name" and not isinstance(p, param.Action))
 
 
-#: The state each mirror's copy follows (``source_of``).
-_SOURCES: WeakKeyDictionary[ExplorerState, ExplorerState] = WeakKeyDictionary()
-
-
 def source_of(state: ExplorerState) -> ExplorerState:
     """The session's own state behind ``state``: the state a ``StateMirror``'s copy follows, or ``state``."""
-    return _SOURCES.get(state, state)
+    source = state.parts.get("source", state)
+    return source if isinstance(source, ExplorerState) else state
 
 
 #: Parameters set before the others when a mirror catches up: the others' bounds depend on them.
@@ -447,7 +448,7 @@ class StateMirror:
         self.source = source
         self.names = mirrored_parameters()
         self.copy = ExplorerState(**{name: getattr(source, name) for name in self.names})
-        _SOURCES[self.copy] = source
+        self.copy.parts["source"] = source
         self._active = True
         self._stale = False
         self._busy = False  # set while a change travels between the two, so it does not come back

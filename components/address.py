@@ -14,8 +14,6 @@ from app.state import PAGE_PARAMETERS, URL_PARAMETERS, ExplorerState, source_of
 
 #: Per session state, the parameters whose sliders write themselves into the address.
 _WRITTEN_BY_SLIDERS: WeakKeyDictionary[ExplorerState, set[str]] = WeakKeyDictionary()
-#: Per session state, the page's address bar (for changes that no slider made: keys, play).
-_BARS: WeakKeyDictionary[ExplorerState, AddressBar] = WeakKeyDictionary()
 
 #: Browser side of ``write_to_address``: the slider's new value goes into the address
 #: once the moves pause for 150 ms (browsers throttle history.replaceState calls).
@@ -90,7 +88,7 @@ class AddressBar(JSComponent):
         params.setdefault("lang", state.lang)
         super().__init__(query=urlencode(state.query()), width=0, height=0, margin=0, **params)
         self._state = state
-        _BARS[state] = self
+        state.parts["address_bar"] = self
         state.param.watch(self._follow, list(URL_PARAMETERS))
 
     def _follow(self, *events: param.parameterized.Event) -> None:
@@ -132,6 +130,6 @@ class LanguageLink(JSComponent):
 def refresh_address(state: ExplorerState) -> None:
     """Send the whole query to the page's address bar: after a change that no slider made (a shortcut key,
     the end of an animation), which the sliders' own address writing does not reliably see."""
-    bar = _BARS.get(state)
-    if bar is not None:
+    bar = state.parts.get("address_bar")
+    if isinstance(bar, AddressBar):
         bar.query = urlencode(state.query())

@@ -14,7 +14,6 @@ reader asked for less motion (``prefers-reduced-motion``); if so it stays paused
 from __future__ import annotations
 
 from typing import ClassVar
-from weakref import WeakKeyDictionary
 
 import panel as pn
 import param
@@ -25,8 +24,6 @@ from app.state import SPEEDS, ExplorerState
 from app.strings import text
 from components.address import refresh_address
 from components.theme import WIDGET_STYLESHEET
-
-_ANIMATIONS: WeakKeyDictionary[ExplorerState, Animation] = WeakKeyDictionary()
 
 #: The bar's look: one row that wraps; every colour from the theme's variables.
 BAR_CSS = """
@@ -178,6 +175,7 @@ class Animation(pn.viewable.Viewer):
 
 def animation_for(state: ExplorerState) -> Animation:
     """The page's one ``Animation`` (built on first use)."""
-    if state not in _ANIMATIONS:
-        _ANIMATIONS[state] = Animation(state)
-    return _ANIMATIONS[state]
+    animation = state.parts.get("animation")
+    if not isinstance(animation, Animation):
+        animation = state.parts["animation"] = Animation(state)
+    return animation

@@ -398,7 +398,7 @@ class RoomBox(pn.viewable.Viewer):
         self.doc = doc
         if doc is not None and doc.session_context is not None:
             SESSIONS_BUILT.append(hashlib.sha256(doc.session_context.id.encode()).hexdigest()[:16])
-            pn.state.on_session_destroyed(lambda _context: self.close())
+            pn.state.on_session_destroyed(lambda _context: self._session_ended())
         if self.bus is None:
             self._set_mode("unavailable", text(lang, "room_needs_redis"))
         elif state.follow:
@@ -473,6 +473,10 @@ class RoomBox(pn.viewable.Viewer):
         if self.mode != "detached":
             return
         self._join(self.room)
+
+    def _session_ended(self) -> None:
+        self.close()
+        self.doc = None  # nothing of a reaped session's document stays reachable from its page's objects
 
     def close(self) -> None:
         """Stop following (the session ended or the student detached)."""

@@ -26,6 +26,7 @@ from tornado.httpclient import HTTPClientError, HTTPRequest
 from tornado.websocket import websocket_connect
 
 from app.server import free_port, serving
+from app.state import ExplorerState
 from bench.protocol import BokehClient
 from tests.helpers import run_coroutine, wait_until
 
@@ -157,9 +158,11 @@ def live_documents() -> int:
     return sum(isinstance(o, Document) for o in gc.get_objects())
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known leak, not yet found: every session's room box (components/room.py) keeps its document alive after "
-    "the session is reaped (3 of 3 in /tmp experiments; without the room box none). Strict: it fails once fixed."))
+def live_states() -> int:
+    gc.collect()
+    return sum(isinstance(o, ExplorerState) for o in gc.get_objects())
+
+
 def test_sessions_opened_and_closed_are_reaped_back_to_the_baseline(server):
     url, bokeh_server = server
     parsed = urlparse(url)
@@ -172,7 +175,7 @@ def test_sessions_opened_and_closed_are_reaped_back_to_the_baseline(server):
     run_coroutine(one_session())  # everything a session loads once per process, before the baseline
     wait_until(lambda: not bokeh_server.get_sessions(), timeout=20, message="the warm-up session was not reaped: "
                + str([(s.id[:6], s.connection_count) for s in bokeh_server.get_sessions()]))
-    documents, threads = live_documents(), threading.active_count()
+    documents, states, threads = live_documents(), live_states(), threading.active_count()
 
     async def many() -> None:
         for _ in range(30):
@@ -182,6 +185,8 @@ def test_sessions_opened_and_closed_are_reaped_back_to_the_baseline(server):
     wait_until(lambda: not bokeh_server.get_sessions(), timeout=30, message="sessions were not reaped")
     wait_until(lambda: live_documents() <= documents, timeout=30,
                message=f"live documents stayed above the baseline of {documents}")
+    # The page's objects too: a session's state, address bar, animation and room box go with it.
+    assert live_states() <= states
     assert threading.active_count() <= threads
 
 
