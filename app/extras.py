@@ -3,7 +3,9 @@
 Each entry takes the session's state and the page's kind (``"lesson"``, ``"section"``,
 ``"explore"`` or ``"view"``) and returns a component to add at the end of the page, or ``None``.
 They are for things that belong to the page rather than to a view: keyboard shortcuts, a notice
-when the connection is lost, a room's controls. Add a feature's maker here, one line each.
+when the connection is lost. Add a feature's maker here, one line each. ``TOP_TOOLS`` makers go in
+the page's top bar, after play and the page's switches (in presentation mode: the slim bar), in the
+page's flow, where they cover nothing: a room's controls.
 """
 
 from __future__ import annotations
@@ -24,14 +26,31 @@ from components.room import room_box
 
 PageExtra = Callable[[ExplorerState, str], pn.viewable.Viewable | None]
 
+#: Tools of the page's top bar, after its play control and switches.
+TOP_TOOLS: list[PageExtra] = [
+    room_box,
+]
+
+
+def top_tools(state: ExplorerState, kind: str) -> list[pn.viewable.Viewable]:
+    """The ``TOP_TOOLS`` of a page of ``kind`` (the slim bar of presentation mode holds them too)."""
+    return [part for make in TOP_TOOLS if (part := make(state, kind)) is not None]
+
+
+def top_bar(state: ExplorerState, kind: str) -> pn.viewable.Viewable | None:
+    """The page's top bar: play, the presentation and theme switches, and the ``TOP_TOOLS``."""
+    if state.present:
+        return None  # the slim bar of the presentation holds them (app.pages.presentable): build them once
+    return presentation_tools(state, kind, top_tools(state, kind))
+
+
 PAGE_EXTRAS: list[PageExtra] = [
     connection_status,
     accessible_names,
     export_links,
-    room_box,
     page_look,
     page_keys,
-    presentation_tools,
+    top_bar,
 ]
 
 

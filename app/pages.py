@@ -24,7 +24,7 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
-from app.extras import page_extras, page_tools
+from app.extras import page_extras, page_tools, top_tools
 from app.lesson import BEYOND
 from app.lesson import LESSON as LESSON_ONLY
 from app.lesson import SECTIONS as LESSON
@@ -413,7 +413,7 @@ def presentable(page: PageMaker, kind: str, first: str = "") -> PageMaker:
             return page()
         deck = slides(state, kind)
         choose_slide(state, deck, first or deck[0].name, notices)
-        presentation = Presentation(state, deck)
+        presentation = Presentation(state, deck, top_tools(state, kind))
         extras = page_extras(state, kind)
         for part in extras:
             if isinstance(part, PageKeys):

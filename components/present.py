@@ -192,12 +192,13 @@ def page_look(state: ExplorerState, kind: str) -> PageLook:
 
 
 TOOLS_CSS = """
-:host { order: -1; border-bottom: 2px solid var(--pe-t-rule, #e4e4e4); }
+:host { order: -1; border-bottom: 2px solid var(--pe-t-rule, #e4e4e4); flex-wrap: wrap; }
 """
 
 
-def page_tools(state: ExplorerState, kind: str) -> pn.viewable.Viewable | None:
-    """The page's play controls and its presentation and theme switches, one row at the top (a ``PAGE_EXTRAS`` maker).
+def page_tools(state: ExplorerState, kind: str,
+               tools: Sequence[pn.viewable.Viewable] = ()) -> pn.viewable.Viewable | None:
+    """The page's play controls, its presentation and theme switches and ``tools``, one row at the top.
 
     Built last with the page (it is a page extra), it is drawn first (CSS ``order``) so
     that a teacher finds play where the page starts. In presentation mode the slim bar
@@ -206,7 +207,8 @@ def page_tools(state: ExplorerState, kind: str) -> pn.viewable.Viewable | None:
     if state.present:
         return None
     # An embed (controls=) keeps the play control only if it names "play", and none of the switches.
-    parts = [animation_for(state) if state.shows("play") else None, None if state.controls else page_switches(state)]
+    parts = [animation_for(state) if state.shows("play") else None, None if state.controls else page_switches(state),
+             *tools]
     if not any(parts):
         return None
     return pn.Row(*(p for p in parts if p is not None), name="page_tools", sizing_mode="stretch_width",
@@ -249,7 +251,8 @@ class Presentation(pn.viewable.Viewer):
 
     state = param.ClassSelector(class_=ExplorerState)
 
-    def __init__(self, state: ExplorerState, slides: Sequence[Slide], **params):
+    def __init__(self, state: ExplorerState, slides: Sequence[Slide], tools: Sequence[pn.viewable.Viewable] = (),
+                 **params):
         super().__init__(state=state, **params)
         self.slides = list(slides)
         self.names = [slide.name for slide in self.slides]
@@ -264,6 +267,7 @@ class Presentation(pn.viewable.Viewer):
         self.previous.on_click(lambda _event: self.move(-1))
         self.next.on_click(lambda _event: self.move(1))
         self.bar = pn.FlexBox(self.title, animation_for(state).toggle, self.previous, self.next, page_switches(state),
+                              *tools,
                               sizing_mode="stretch_width", name="present_slim_bar", stylesheets=[SLIM_CSS],
                               css_classes=["pe-slim-bar"], flex_wrap="wrap", align_items="center")
         self.stage = pn.Column(sizing_mode="stretch_width", name="present_stage")

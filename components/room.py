@@ -1,6 +1,7 @@
 """The room box: start a room, share its link and QR code, follow a teacher, step off and back on.
 
-One small box, fixed at the bottom left of every page (``app.extras``). Its
+One small box in the top bar of every page but an embed (``app.extras.TOP_TOOLS``; in presentation
+mode the slim bar): a "Start a room" button while idle, growing in place while a room runs. Its
 Bokeh models, for tests: ``room_start`` (start a room), ``room_link`` (its
 ``text`` is the join link, ``…?follow=ROOM``), ``room_detach`` and
 ``room_follow`` (a follower's two buttons), ``room_end`` and the container
@@ -45,27 +46,29 @@ SIZES = ("d_model", "T", "base")
 #: Session ids (hashed) built by this process: the deployment test checks that none is built twice.
 SESSIONS_BUILT: list[str] = []
 
+#: In the page's flow (its top bar): one button while idle; while a room runs, a framed group that grows in
+#: place (the bar wraps it onto a line of its own when the line is full), so it never lies over the page.
 _BOX_CSS = """
-:host { --pe-room-bg: var(--pe-t-surface, #ffffff); --pe-room-ink: var(--pe-t-ink, #222222);
-        --pe-room-accent: var(--pe-t-accent, #007A5A); --pe-room-line: var(--pe-t-muted, #555555); }
-.pe-room { position: fixed; left: 0.5rem; bottom: 0.5rem; z-index: 900; max-width: min(20rem, calc(100vw - 1rem));
-           box-sizing: border-box; padding: 0.35rem 0.6rem; background: var(--pe-room-bg); color: var(--pe-room-ink);
-           border: 2px solid var(--pe-room-line); border-radius: 8px; font-size: 0.95rem;
-           display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.5rem;
-           box-shadow: 0 1px 4px rgba(0, 0, 0, 0.25); }
-.pe-room.pe-room-aside { opacity: 0; pointer-events: none; }
-.pe-room.pe-room-aside:focus-within { opacity: 1; pointer-events: auto; }
-.pe-room p { margin: 0; flex: 1 1 100%; }
+:host { display: block; max-width: 100%; }
+.pe-room { box-sizing: border-box; max-width: 100%; color: var(--pe-t-ink, #222222); font-size: 1rem;
+           display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0; }
+.pe-room:not([data-mode="idle"]):not([data-mode="ended"]) {
+           padding: 0.25rem 0.6rem; border: 2px solid var(--pe-t-muted, #555555); border-radius: 8px; }
+.pe-room p { margin: 0 0.3rem; flex: 0 1 auto; }
 .pe-room p:empty { display: none; }
+/* In presentation mode (root type doubled) the box stays at reading size: the slide is what the room looks at. */
+:host-context(html[data-pe-present="1"]) .pe-room { font-size: 0.55rem; }
 """
 
 _BUTTON_CSS = """
-button { font: inherit; font-size: 0.95rem; padding: 0.2em 0.7em; border-radius: 6px; cursor: pointer;
+button { font: inherit; font-size: 1.05rem; padding: 0.35em 0.9em; min-height: 40px; border-radius: 6px;
+         cursor: pointer;
          border: 2px solid var(--pe-t-accent, #007A5A); background: var(--pe-t-surface, #ffffff);
-         color: var(--pe-t-accent, #007A5A); }
+         color: var(--pe-t-accent, #007A5A); margin: 0 0.3rem; }
 button:hover { background: var(--pe-t-accent, #007A5A); color: var(--pe-t-surface, #ffffff); }
 button:focus-visible, a:focus-visible { outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; }
 [hidden] { display: none !important; }
+:host-context(html[data-pe-present="1"]) button { font-size: 0.55rem; min-height: 0; }
 """
 
 
@@ -150,6 +153,7 @@ class RoomLink(JSComponent):
     .pe-room-link { display: inline-flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.5rem; }
     .pe-room-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
                       white-space: nowrap; }
+    :host-context(html[data-pe-present="1"]) .pe-room-link a { font-size: 0.55rem; }
     .pe-room-link a { color: var(--pe-t-accent, #007A5A); max-width: 15rem; overflow: hidden; text-overflow: ellipsis;
                       white-space: nowrap; display: inline-block; }
     .pe-room-qr { position: fixed; inset: 0; z-index: 1000; background: var(--pe-t-surface, #ffffff);
@@ -161,7 +165,7 @@ class RoomLink(JSComponent):
 
 
 class RoomPanel(JSComponent):
-    """The fixed box holding the room's controls; the browser side of following and of claiming a room.
+    """The box holding the room's controls (in the page's top bar); the browser side of following and claiming.
 
     To the browser: ``message``, ``mode``, ``room``, ``secret`` (to the teacher's tab, once) and
     ``target`` (``path#section`` a follower should show). From it: ``location`` (``path#section``
@@ -195,8 +199,6 @@ class RoomPanel(JSComponent):
       const message = document.createElement("p");
       message.setAttribute("aria-live", "polite");
       box.append(message, ...model.get_child("objects"));
-      // Room below the last control of the page, so the box never has to cover it.
-      document.body.style.paddingBottom = "5rem";
       const store = () => {
         if (model.mode === "teacher" && model.secret) {
           sessionStorage.setItem(KEY, JSON.stringify({ room: model.room, secret: model.secret }));
@@ -272,6 +274,7 @@ class RoomPanel(JSComponent):
       let wasTeacher = false;
       const show = () => {
         message.textContent = model.message;
+        box.dataset.mode = model.mode;
         box.setAttribute("aria-label", model.region);
         store();
         if (model.mode !== "following") scrolled = "";
@@ -279,50 +282,8 @@ class RoomPanel(JSComponent):
         if (model.mode === "teacher" && !wasTeacher) report();
         wasTeacher = model.mode === "teacher";
         follow();
-        requestAnimationFrame(place);
       };
-      // The box never covers a control of the page: where one would lie under it (the lesson's controls
-      // scroll past the bottom left), the box steps aside (transparent, and clicks go through it) until the
-      // reader scrolls on. It stays in the Tab order, and shows while the keyboard is in it.
-      const interactive = "a[href], button, input, select, textarea, [role=radio], [role=slider], .noUi-handle, "
-        + "[tabindex]:not([tabindex='-1'])";
-      const controls = (root, out) => {
-        for (const el of root.querySelectorAll("*")) {
-          if (el === box) continue;
-          if (el.matches(interactive)) out.push(el);
-          if (el.shadowRoot && el !== box.getRootNode().host) controls(el.shadowRoot, out);
-        }
-        return out;
-      };
-      const inside = (el) => {
-        for (let node = el; node; node = node.getRootNode()?.host) if (node === box || box.contains(node)) return true;
-        return false;
-      };
-      const place = () => {
-        box.classList.remove("pe-room-aside");
-        const area = box.getBoundingClientRect();
-        const covers = controls(document, []).some((el) => {
-          if (inside(el)) return false;
-          const r = el.getBoundingClientRect();
-          return r.width > 0 && r.height > 0 && r.left < area.right && r.right > area.left
-            && r.top < area.bottom && r.bottom > area.top;
-        });
-        const using = box.matches(":focus-within") || [...box.querySelectorAll("*")].some(
-          (el) => el.shadowRoot && el.shadowRoot.activeElement);
-        box.classList.toggle("pe-room-aside", covers && !using);
-      };
-      let placing = 0;
-      window.addEventListener("scroll", () => {
-        cancelAnimationFrame(placing);
-        placing = requestAnimationFrame(place);
-        reportSoon();
-      }, { passive: true });
-      window.addEventListener("resize", () => {
-        cancelAnimationFrame(placing);
-        placing = requestAnimationFrame(place);
-      });
-      // The page grows as its later parts arrive: look again now and then (cheap: a walk of the page).
-      setInterval(place, 1000);
+      window.addEventListener("scroll", reportSoon, { passive: true });
       window.addEventListener("hashchange", report);
       model.on(["message", "mode", "secret", "target", "region"], show);
       show();
@@ -386,7 +347,7 @@ class RoomBox(pn.viewable.Viewer):
         self.detach = RoomButton(label=text(lang, "room_detach"), name="room_detach", shown=False, margin=0)
         self.follow = RoomButton(label=text(lang, "room_follow"), name="room_follow", shown=False, margin=0)
         self.panel = RoomPanel(objects=[self.start, self.link, self.end, self.detach, self.follow],
-                               region=text(lang, "room_region"), name="room_box", width=0, height=0, margin=0)
+                               region=text(lang, "room_region"), name="room_box", margin=(5, 10))
         self.start.param.watch(lambda _e: self.start_room(), "clicks")
         self.end.param.watch(lambda _e: self.end_room(), "clicks")
         self.detach.param.watch(lambda _e: self.detach_from_room(), "clicks")
@@ -566,6 +527,11 @@ class RoomBox(pn.viewable.Viewer):
         self.applied_seq = published["seq"]
 
 
-def room_box(state: ExplorerState, kind: str) -> RoomBox:
-    """The page-wide maker for ``app.extras.PAGE_EXTRAS``: every kind of page gets a room box."""
+def room_box(state: ExplorerState, kind: str) -> RoomBox | None:
+    """The maker for ``app.extras.TOP_TOOLS``: every page gets a room box but an embed (``controls=``, or
+    drawn into a course site's page by ``server_document``), whose readers are not a class's teacher."""
+    from app.pages import script_embedded  # the pages import the extras, which import this module
+
+    if state.controls or script_embedded():
+        return None
     return RoomBox(state, kind)
