@@ -276,7 +276,37 @@ def _lighter(bundle):
     for attribute in ("js_modules", "css_files"):
         if isinstance(getattr(bundle, attribute, None), list):
             setattr(bundle, attribute, _absolute(getattr(bundle, attribute)))
+    page_of_its_own = not any("://" in (u.url if isinstance(u, URL) else str(u)) for u in bundle.js_files)
+    if page_of_its_own and isinstance(getattr(bundle, "js_raw", None), list):
+        bundle.js_raw.append(preload_script(pn.config.theme))
     return bundle
+
+
+#: Panel's stylesheets that every page's widgets and layouts import into their shadow roots
+#: (``static/extensions/panel/`` + these + ``?v=`` Panel's version), and the theme's two.
+PANEL_CSS = ("css/listpanel.css", "css/loading.css", "css/button.css", "css/select.css", "css/gridbox.css",
+             "bundled/theme/native.css")
+
+
+def preload_css_urls(theme: str) -> list[str]:
+    """The stylesheets a page of the app imports while it draws its first figures, as the page asks for them."""
+    from panel.io.resources import JS_VERSION, LOCAL_DIST
+
+    names = (*PANEL_CSS, f"bundled/theme/{'dark' if theme == 'dark' else 'default'}.css")
+    return [f"{LOCAL_DIST}{name}?v={JS_VERSION}" for name in names]
+
+
+def preload_script(theme: str) -> str:
+    """A script for the page's head that starts fetching ``preload_css_urls`` at once.
+
+    The views import those stylesheets into their shadow roots only while they render, after the
+    document has arrived, and a figure is drawn once they have loaded: fetched early, they are in the
+    cache by then (about a round trip per file less before the first figure).
+    """
+    import json
+
+    return ("for (const href of " + json.dumps(preload_css_urls(theme)) + ") { const link = document.createElement"
+            "('link'); link.rel = 'preload'; link.as = 'style'; link.href = href; document.head.appendChild(link); }")
 
 
 def _absolute(urls: list) -> list:

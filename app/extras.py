@@ -59,6 +59,18 @@ def page_tools(state: ExplorerState, kind: str, controls: tuple[str, ...] = ()) 
     return [part for part in (embed_dialog(state, kind, controls),) if part is not None]
 
 
-def page_extras(state: ExplorerState, kind: str) -> list[pn.viewable.Viewable]:
-    """The page-wide parts for a page of ``kind``, in the order of ``PAGE_EXTRAS``."""
-    return [part for make in PAGE_EXTRAS if (part := make(state, kind)) is not None]
+#: Makers whose parts may arrive after the page's first figure is drawn: nothing of theirs is on the
+#: first screen, and nothing moves when they come (the theme and the tools row at the top must not wait).
+AFTER_FIRST_DRAW: frozenset[PageExtra] = frozenset({connection_status, accessible_names, export_links, room_box,
+                                                   page_keys})
+
+
+def page_extras(state: ExplorerState, kind: str, part: str = "all") -> list[pn.viewable.Viewable]:
+    """The page-wide parts for a page of ``kind``, in the order of ``PAGE_EXTRAS``.
+
+    ``part``: ``"all"``, or ``"first"`` (those the first draw needs) or ``"later"`` (``AFTER_FIRST_DRAW``)
+    for a page that builds what it can after its first draw.
+    """
+    makers = [make for make in PAGE_EXTRAS
+              if part == "all" or (make in AFTER_FIRST_DRAW) == (part == "later")]
+    return [extra for make in makers if (extra := make(state, kind)) is not None]

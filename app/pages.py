@@ -223,6 +223,22 @@ class LaterViews:
         self.anchor.complete = True
 
 
+class LaterParts:
+    """Fills ``column`` with ``build()`` once the browser has drawn the page (Panel's ``onload``, as
+    ``LaterViews``), in one update of that column; then tells ``anchor`` that the page is complete."""
+
+    def __init__(self, column: pn.Column, build: Callable[[], list[pn.viewable.Viewable]], anchor: SectionAnchor):
+        self.column, self._build, self.anchor = column, build, anchor
+        pn.state.onload(self.build)
+
+    def build(self) -> None:
+        """Put the later parts in place (once)."""
+        if self._build is not None:
+            build, self._build = self._build, None
+            self.column.objects = [part for part in build() if part is not None]
+            self.anchor.complete = True
+
+
 def explore_page() -> pn.viewable.Viewable:
     """The whole explorable: controls on the left, every view in reading order.
 
@@ -307,30 +323,38 @@ def table_of_contents(state: ExplorerState) -> pn.viewable.Viewable:
 def lesson_page() -> pn.viewable.Viewable:
     """The lesson: every section in reading order, each with its controls next to its figures.
 
-    The first ``FIRST_SECTIONS`` are built with the page; each of the others
-    when the reader comes near it (``LazyPart``), so the first figure does not
-    wait for the whole lesson and a reader who stops early costs the server
-    only what was read. Each section draws from its own ``StateMirror`` of the
-    session's state, which stops following while the section is far from the
-    viewport: a slider step costs what the reader can see, not the whole lesson.
+    The first response carries the top of the page only: the header, the contents and the first
+    ``FIRST_SECTIONS`` sections. The rest of the page (the other sections' headings, placeholders
+    and links, and the page-wide parts that can wait, ``app.extras.AFTER_FIRST_DRAW``) follows in
+    one update once the browser has drawn the first figures (``LaterParts``), and each later
+    section is built when the reader comes near it (``LazyPart``): the first figure waits for what
+    is on the first screen only, and a reader who stops early costs the server only what was read.
+    Each section draws from its own ``StateMirror`` of the session's state, which stops following
+    while the section is far from the viewport: a slider step costs what the reader can see.
     """
     state, notices = session_state()
     lang = state.lang
-    anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor", complete=True)
+    anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
     choices = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, "play")
+    parts = {slug: LazyPart(section, state, SECTION_PLACEHOLDER_HEIGHT, slug) for slug, section in LESSON.items()}
+
+    def sections(slugs: list[str]) -> list[pn.viewable.Viewable]:
+        return [piece for slug in slugs
+                for piece in (section_heading(state, slug), parts[slug], section_pager(state, slug, alone=False))]
+
+    slugs = list(LESSON)
+    for slug in slugs[:FIRST_SECTIONS]:
+        parts[slug].build_now()
+    later = pn.Column(pn.Spacer(height=SECTION_PLACEHOLDER_HEIGHT * (len(slugs) - FIRST_SECTIONS),
+                                sizing_mode="stretch_width"), sizing_mode="stretch_width", name="lesson_later")
     body: list = [header(state, ("lesson_explore", "/explore"), controls=choices),
                   notice_alert(lang, notices),
-                  table_of_contents(state)]
-    parts: dict[str, LazyPart] = {}
-    for index, (slug, section) in enumerate(LESSON.items()):
-        body.append(section_heading(state, slug))
-        parts[slug] = LazyPart(section, state, SECTION_PLACEHOLDER_HEIGHT, slug)
-        if index < FIRST_SECTIONS:
-            parts[slug].build_now()
-        body.append(parts[slug])
-        body.append(section_pager(state, slug, alone=False))
-    body += [AddressBar(state, title=text(lang, "page_title")), anchor, watch_sections(parts),
-             *page_extras(state, "lesson")]
+                  table_of_contents(state),
+                  *sections(slugs[:FIRST_SECTIONS]),
+                  later,
+                  AddressBar(state, title=text(lang, "page_title")), anchor, *page_extras(state, "lesson", "first")]
+    LaterParts(later, lambda: [*sections(slugs[FIRST_SECTIONS:]), watch_sections(parts),
+                               *page_extras(state, "lesson", "later")], anchor)
     return pn.Column(*(part for part in body if part is not None), sizing_mode="stretch_width",
                      stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-lesson"])
 

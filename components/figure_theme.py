@@ -228,8 +228,9 @@ class FigureStyler:
             return
         # Only a new root or new children of a layout can bring a new figure; a slider step changes data.
         # The event's own model is walked: while Bokeh adds a root, ``doc.models`` does not list it yet.
-        if isinstance(event, RootAddedEvent) or (
-                isinstance(event, ModelChangedEvent) and event.attr in ("children", "objects", "center")):
+        # Not active (the light page): nothing to restyle, so not even a walk of the new models.
+        if self.active and (isinstance(event, RootAddedEvent) or (
+                isinstance(event, ModelChangedEvent) and event.attr in ("children", "objects", "center"))):
             self.restyle(event.model.references())
 
 

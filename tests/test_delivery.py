@@ -63,3 +63,30 @@ def test_the_renderer_wrappers_are_in_place():
     assert "bundle_resources(" in inspect.getsource(panel_server.server_html_page_for_session)
     assert "autoload_js_script(" in inspect.getsource(panel_server.AutoloadJsHandler)
     assert "_template_variables['dist_url']" in inspect.getsource(panel_server.server_html_page_for_session)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("route", ["/", "/explore", "/ladder", "/hands?theme=dark"])
+def test_every_panel_stylesheet_a_page_imports_was_preloaded_and_fetched_once(page, app_url, route):
+    from urllib.parse import urljoin
+
+    from tests.helpers import plots_drawn, wait_until
+
+    page.goto(f"{app_url}{route}{'&' if '?' in route else '?'}lang=en")
+    wait_until(lambda: plots_drawn(page, 1), timeout=40, message="drawn")
+    entries = page.evaluate("performance.getEntriesByType('resource').map((e) => [e.name, e.startTime])")
+    parsed = page.evaluate("performance.getEntriesByType('navigation')[0].domContentLoadedEventStart")
+    panel_css = [name for name, _ in entries if "/static/extensions/panel/" in name and ".css" in name]
+    # Asked for from the page's head, not when the views render (after the document has been parsed).
+    assert all(start <= parsed for name, start in entries if name in panel_css), (entries, parsed)
+    preloaded = {urljoin(f"{app_url}/", url) for url in delivery.preload_css_urls("dark" if "dark" in route else "")}
+    assert len(panel_css) >= 5
+    assert set(panel_css) <= preloaded, set(panel_css) - preloaded
+    assert len(panel_css) == len(set(panel_css)), "a stylesheet was fetched twice: the preload missed the cache"
+
+
+def test_autoload_scripts_get_no_preload():
+    bundle = delivery._lighter(type("B", (), {"js_files": ["http://h:1/static/js/bokeh.min.js"], "js_raw": []})())
+    assert bundle.js_raw == []
+    bundle = delivery._lighter(type("B", (), {"js_files": ["static/js/bokeh.min.js"], "js_raw": []})())
+    assert len(bundle.js_raw) == 1 and "rel = 'preload'" in bundle.js_raw[0]
