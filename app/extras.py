@@ -60,9 +60,9 @@ def page_tools(state: ExplorerState, kind: str, controls: tuple[str, ...] = ()) 
 
 
 #: Makers whose parts may arrive after the page's first figure is drawn: nothing of theirs is on the
-#: first screen, and nothing moves when they come (the theme and the tools row at the top must not wait).
-AFTER_FIRST_DRAW: frozenset[PageExtra] = frozenset({connection_status, accessible_names, export_links, room_box,
-                                                   page_keys})
+#: first screen, and nothing moves when they come (the theme and the tools row at the top, with the room box,
+#: must not wait).
+AFTER_FIRST_DRAW: frozenset[PageExtra] = frozenset({connection_status, accessible_names, export_links, page_keys})
 
 
 def page_extras(state: ExplorerState, kind: str, part: str = "all") -> list[pn.viewable.Viewable]:

@@ -206,11 +206,14 @@ class RoomPanel(JSComponent):
           sessionStorage.removeItem(KEY);  // closed by the teacher (a new page starts idle: it may still claim)
         }
       };
-      // The section headings of the page, found once (a walk of every shadow root) and again only when one
-      // of them has gone: a scroll or a change of layout costs a few rectangles, not a walk of the page.
-      let heads = [];
+      // The section headings of the page (a walk of every shadow root), found again at most every 2 s (the
+      // page's later parts bring more): a teacher's report costs a few rectangles, not a walk of the page.
+      let heads = [], walked = -Infinity;
       const sections = () => {
-        if (!heads.length || !heads.every((el) => el.isConnected)) heads = headings(document, []);
+        if (performance.now() - walked > 2000 || !heads.every((el) => el.isConnected)) {
+          heads = headings(document, []);
+          walked = performance.now();
+        }
         return heads;
       };
       const currentSection = () => {
@@ -267,10 +270,17 @@ class RoomPanel(JSComponent):
       };
       // The page's height changes as its later parts arrive: a follower keeps its heading, a teacher says again
       // which section is at the top of the screen.
-      new ResizeObserver(() => {
+      const resized = new ResizeObserver(() => {
         if (model.mode === "following") keep();
         reportSoon();
-      }).observe(document.body);
+      });
+      // The page's column (in the light DOM, as tall as the page; the body keeps the viewport's height).
+      const watchPage = (tries) => {
+        const page = document.querySelector(".pe-page");
+        if (page) resized.observe(page);
+        else if (tries > 0) setTimeout(() => watchPage(tries - 1), 200);
+      };
+      watchPage(50);
       let wasTeacher = false;
       const show = () => {
         message.textContent = model.message;
