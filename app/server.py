@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import panel as pn
+from bokeh.settings import settings as bokeh_settings
 
 from app import data_routes, delivery, fastsync
 from app.pages import routes
@@ -75,6 +76,11 @@ def serve(port: int = DEFAULT_PORT, address: str | None = None,
     """
     pn.extension(notifications=False)
     pn.config.exception_handler = _log_callback_failure
+    # Bokeh validates every new session's whole document only to log developers' warnings: three
+    # walks of its models, ~20 % of building a page. tests/test_validation.py validates every page
+    # kind instead; BOKEH_VALIDATE_DOC=true turns it back on.
+    if "BOKEH_VALIDATE_DOC" not in os.environ:
+        bokeh_settings.perform_document_validation.set_value(False)
     _log_to_stderr()
     fastsync.install()  # TCP_NODELAY and the message guard on the websocket; must precede pn.serve
     # --- light first load and data downloads (app/delivery.py, app/data_routes.py) ---
