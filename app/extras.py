@@ -10,7 +10,7 @@ page's flow, where they cover nothing: a room's controls.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import panel as pn
 
@@ -37,11 +37,12 @@ def top_tools(state: ExplorerState, kind: str) -> list[pn.viewable.Viewable]:
     return [part for make in TOP_TOOLS if (part := make(state, kind)) is not None]
 
 
-def top_bar(state: ExplorerState, kind: str) -> pn.viewable.Viewable | None:
-    """The page's top bar: play, the presentation and theme switches, and the ``TOP_TOOLS``."""
+def top_bar(state: ExplorerState, kind: str, tools: Sequence[pn.viewable.Viewable] = ()) -> pn.viewable.Viewable | None:
+    """The page's top bar: play, the presentation and theme switches, ``tools`` (a page without a header
+    puts its Embed button here) and the ``TOP_TOOLS``."""
     if state.present:
         return None  # the slim bar of the presentation holds them (app.pages.presentable): build them once
-    return presentation_tools(state, kind, top_tools(state, kind))
+    return presentation_tools(state, kind, [*tools, *top_tools(state, kind)])
 
 
 PAGE_EXTRAS: list[PageExtra] = [
@@ -65,12 +66,14 @@ def page_tools(state: ExplorerState, kind: str, controls: tuple[str, ...] = ()) 
 AFTER_FIRST_DRAW: frozenset[PageExtra] = frozenset({connection_status, accessible_names, export_links, page_keys})
 
 
-def page_extras(state: ExplorerState, kind: str, part: str = "all") -> list[pn.viewable.Viewable]:
+def page_extras(state: ExplorerState, kind: str, part: str = "all",
+                tools: Sequence[pn.viewable.Viewable] = ()) -> list[pn.viewable.Viewable]:
     """The page-wide parts for a page of ``kind``, in the order of ``PAGE_EXTRAS``.
 
     ``part``: ``"all"``, or ``"first"`` (those the first draw needs) or ``"later"`` (``AFTER_FIRST_DRAW``)
-    for a page that builds what it can after its first draw.
+    for a page that builds what it can after its first draw. ``tools`` go in the top bar.
     """
     makers = [make for make in PAGE_EXTRAS
               if part == "all" or (make in AFTER_FIRST_DRAW) == (part == "later")]
-    return [extra for make in makers if (extra := make(state, kind)) is not None]
+    return [extra for make in makers
+            if (extra := make(state, kind, tools) if make is top_bar else make(state, kind)) is not None]

@@ -367,11 +367,11 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
         section = LESSON[slug](state)
         # Every page has the play control (components/present.py), which an embed may keep.
         tools = page_tools(state, "section", (*LESSON[slug].controls, "play"))
-        parts = [pn.Row(*tools, align="end") if tools else None, notice_alert(state.lang, notices),
+        parts = [notice_alert(state.lang, notices),
                  section_heading(state, slug), section,
                  section_pager(state, slug, alone=True),
                  AddressBar(state, title=f"{section_title(slug, state.lang)} · {text(state.lang, 'page_title')}"),
-                 *page_extras(state, "section")]
+                 *page_extras(state, "section", tools=tools)]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                          stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])
 
@@ -400,10 +400,10 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
         # controls= (an embed's choice): only the sliders it names; the page's play control only with "play".
         shown = [p for p in spec.controls if state.shows(p)]
         tools = page_tools(state, "view", (*spec.controls, "play"))
-        parts = [pn.Row(*tools, align="end") if tools else None, notice_alert(state.lang, notices),
+        parts = [notice_alert(state.lang, notices),
                  Controls(state, shown, columns=3) if shown else None, view,
                  None if script_embedded() else AddressBar(state, title=text(state.lang, "page_title")),
-                 *page_extras(state, "view")]
+                 *page_extras(state, "view", tools=tools)]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                          stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])
 

@@ -168,7 +168,9 @@ def embed_dialog(state: ExplorerState, kind: str, controls: tuple[str, ...] = ()
     lang = state.lang
     choices = [[name, text(lang, "embed_play" if name == "play" else name)] for name in controls]
     return EmbedDialog(labels={key: text(lang, f"embed_{key}") for key in LABEL_KEYS}, choices=choices,
-                       name="embed_dialog", stylesheets=[STYLESHEET + EMBED_CSS], margin=(25, 10),
+                       name="embed_dialog", stylesheets=[STYLESHEET + EMBED_CSS],
+                       # Level with the title in a header (the lesson, /explore), with the buttons in a top bar.
+                       margin=(25, 10) if kind in ("lesson", "explore") else (10, 10),
                        width=140, sizing_mode="fixed", height=50)
 
 

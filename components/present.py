@@ -99,6 +99,7 @@ SWITCHES_CSS = """
 :host { display: block; }
 .pe-switches { display: flex; gap: 0.5em; flex-wrap: wrap; align-items: center; }
 .pe-switches button { font: inherit; font-size: 1.05rem; padding: 0.35em 0.9em; min-height: 40px; border-radius: 6px;
+  white-space: nowrap;
   cursor: pointer; background: transparent; color: var(--pe-t-link, #0B5C8E);
   border: 2px solid var(--pe-t-link, #0B5C8E); }
 .pe-switches button:hover { text-decoration: underline; }
@@ -178,7 +179,8 @@ def page_switches(state: ExplorerState) -> PageSwitches:
                         stylesheets=[SWITCHES_CSS], margin=(5, 10),
                         # In the slim bar it shares a line with play and previous/next.
                         **({"width": 600, "height": 70, "sizing_mode": "fixed"} if state.present
-                           else {"sizing_mode": "stretch_width"}))
+                           # Both buttons on one line (the bar wraps its other tools instead).
+                           else {"sizing_mode": "stretch_width", "min_width": 330}))
 
 
 def page_look(state: ExplorerState, kind: str) -> PageLook:
