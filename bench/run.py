@@ -916,6 +916,19 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The parts whose tables ``render`` writes between the markers, and a line that each table starts with.
+TABLE_PARTS = {"server": "### 1.", "wire": "### 2.", "browser": "### 3.", "clients": "### 4.", "memory": "### 5.",
+               "load": "### 6.", "lesson": "### 7.", "floor": "### 8. Close to the floor",
+               "weight": "### 8. Page weight", "drag": "### Dragging k"}
+
+
+def part_in_doc(part: str) -> bool:
+    """Whether the tables between the markers of docs/performance.md hold ``part``'s table now."""
+    text = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
+    inside = text.split(BEGIN, 1)[-1].split(END, 1)[0] if BEGIN in text else ""
+    return any(line.startswith(TABLE_PARTS[part]) for line in inside.splitlines())
+
+
 def write_doc(table: str) -> None:
     text = DOC.read_text(encoding="utf-8") if DOC.exists() else f"# Performance\n\n{BEGIN}\n{END}\n"
     if BEGIN not in text or END not in text:
@@ -999,7 +1012,13 @@ def main(argv: list[str] | None = None) -> None:
         path.write_text(json.dumps(results, indent=1), encoding="utf-8")
     table = render(results)
     print(table)
-    if not args.no_doc:
+    # bench/results is not in git: a partial run in a fresh checkout has no results for the other parts,
+    # and rewriting the tables would drop theirs from the doc.
+    lost = [part for part in TABLE_PARTS if part not in results and part_in_doc(part)]
+    if lost:
+        log("not writing", DOC.relative_to(ROOT), "- no results here for", ", ".join(lost),
+            "(their tables would be lost); run those parts too, or copy their numbers by hand")
+    elif not args.no_doc:
         write_doc(table)
         log("tables written to", DOC.relative_to(ROOT))
 
