@@ -116,8 +116,8 @@ def header(state: ExplorerState, link: tuple[str, str] | None = None, kind: str 
                       sizing_mode="stretch_width")
     parts: list = [title]
     if link is not None:
-        parts.append(StateLinks([[text(lang, link[0]), link[1], ""]], name="page_link", width=300,
-                                margin=(25, 10)))
+        parts.append(StateLinks([[text(lang, link[0]), link[1], ""]], name="page_link", width=300, height=40,
+                                sizing_mode="fixed", margin=(25, 10)))
     parts += page_tools(state, kind, controls)
     parts.append(language_link(state))
     return pn.Row(*parts, sizing_mode="stretch_width", css_classes=["pe-header"])

@@ -179,7 +179,9 @@ class PageKeys(JSComponent):
       };
       window.addEventListener("keydown", onKey);
       const reduced = window.matchMedia?.("(prefers-reduced-motion: reduce)")?.matches ?? false;
-      send({ready: true, reduced_motion: reduced});
+      // After this turn: a page part added by a server message renders while that message is being
+      // applied, and a message sent then carries the whole model again ("reference already known").
+      setTimeout(() => send({ready: true, reduced_motion: reduced}), 0);
       const spot = document.createElement("span");
       spot.className = "pe-keys";
       return spot;
