@@ -230,6 +230,9 @@ async def scenario(ports: list[int], pids: list[int], count: int, seconds: float
     first = [min(v) for v in per_move.values()]
     last = [max(v) for v in per_move.values()]
     errors = sum(1 for f in followers if f.k != final) + sum(len(f.errors) for f in followers)
+    # Which kind: a socket that failed (the follower stopped listening), or one still behind at the end.
+    failed = [f.errors[0] for f in followers if f.errors]
+    behind = [final - f.k if f.k is not None else None for f in followers if not f.errors and f.k != final]
     for client in (teacher, *clients):
         client.close()
     return {
@@ -238,6 +241,8 @@ async def scenario(ports: list[int], pids: list[int], count: int, seconds: float
         "teacher_ms": stats(teacher_latency), "applied_in_app_ms": stats(applied),
         "first_follower_ms": stats(first), "last_follower_ms": stats(last),
         "app_cpu_share": cpu, "bench_cpu_share": bench_cpu,
+        "failed_sockets": len(failed), "failure_kinds": sorted(set(failed)), "behind_at_end": len(behind),
+        "never_followed": sum(1 for f in followers if f.k is None),
     }
 
 
