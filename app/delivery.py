@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
+import json
 import logging
 import os
 import threading
@@ -303,8 +304,6 @@ def preload_script(theme: str) -> str:
     document has arrived, and a figure is drawn once they have loaded: fetched early, they are in the
     cache by then (about a round trip per file less before the first figure).
     """
-    import json
-
     return ("for (const href of " + json.dumps(preload_css_urls(theme)) + ") { const link = document.createElement"
             "('link'); link.rel = 'preload'; link.as = 'style'; link.href = href; document.head.appendChild(link); }")
 

@@ -51,7 +51,6 @@ PAGE_EXTRAS: list[PageExtra] = [
     export_links,
     page_look,
     page_keys,
-    top_bar,
 ]
 
 
@@ -75,5 +74,6 @@ def page_extras(state: ExplorerState, kind: str, part: str = "all",
     """
     makers = [make for make in PAGE_EXTRAS
               if part == "all" or (make in AFTER_FIRST_DRAW) == (part == "later")]
-    return [extra for make in makers
-            if (extra := make(state, kind, tools) if make is top_bar else make(state, kind)) is not None]
+    extras = [extra for make in makers if (extra := make(state, kind)) is not None]
+    bar = top_bar(state, kind, tools) if part != "later" else None  # drawn first (CSS order), never later
+    return [*extras, bar] if bar is not None else extras

@@ -336,13 +336,15 @@ def lesson_page() -> pn.viewable.Viewable:
     lang = state.lang
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
     choices = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, "play")
-    parts = {slug: LazyPart(section, state, SECTION_PLACEHOLDER_HEIGHT, slug) for slug, section in LESSON.items()}
+    parts: dict[str, LazyPart] = {}  # made with their headings: the later ones after the first draw
 
     def sections(slugs: list[str]) -> list[pn.viewable.Viewable]:
+        parts.update({slug: LazyPart(LESSON[slug], state, SECTION_PLACEHOLDER_HEIGHT, slug) for slug in slugs})
         return [piece for slug in slugs
                 for piece in (section_heading(state, slug), parts[slug], section_pager(state, slug, alone=False))]
 
     slugs = list(LESSON)
+    first = sections(slugs[:FIRST_SECTIONS])
     for slug in slugs[:FIRST_SECTIONS]:
         parts[slug].build_now()
     later = pn.Column(pn.Spacer(height=SECTION_PLACEHOLDER_HEIGHT * (len(slugs) - FIRST_SECTIONS),
@@ -350,7 +352,7 @@ def lesson_page() -> pn.viewable.Viewable:
     body: list = [header(state, ("lesson_explore", "/explore"), controls=choices),
                   notice_alert(lang, notices),
                   table_of_contents(state),
-                  *sections(slugs[:FIRST_SECTIONS]),
+                  *first,
                   later,
                   AddressBar(state, title=text(lang, "page_title")), anchor, *page_extras(state, "lesson", "first")]
     LaterParts(later, lambda: [*sections(slugs[FIRST_SECTIONS:]), watch_sections(parts),
