@@ -46,7 +46,8 @@ Everything here relies on names that are private in Panel and Bokeh:
 ``one_message``), ``DiscreteSlider._slider`` (built in
 ``DiscreteSlider._update_options``) and ``DiscreteSlider._sync_value``,
 ``bokeh.server.urls.per_app_patterns``
-and ``panel.io.server.WSHandler``. tests/test_fastsync.py asserts each of them
+and ``panel.io.server.WSHandler``, and ``bokeh.io.doc.patch_curdoc`` with its list
+``_PATCHED_CURDOCS`` (``safe_patch_curdoc``). tests/test_fastsync.py asserts each of them
 exists and still has the effect relied on, so an upgrade that moves one fails
 the tests instead of silently bringing the latency back. pyproject.toml pins
 ``panel>=1.8,<1.10`` for the same reason.
@@ -54,8 +55,10 @@ the tests instead of silently bringing the latency back. pyproject.toml pins
 
 from __future__ import annotations
 
+import importlib
 import math
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -378,7 +381,6 @@ class NoDelayWSHandler(panel_server.WSHandler):
     async def _handle(self, message):
         # Bokeh's ProtocolHandler.handle, with the guard first and a short reason instead of a traceback.
         reason = detail = None
-        patched = len(bokeh_doc._PATCHED_CURDOCS)
         try:
             handler = self.handler._handlers.get(message.msgtype)
             if handler is None:
@@ -388,9 +390,6 @@ class NoDelayWSHandler(panel_server.WSHandler):
                 clamped = guard.check_patch(self.connection.session.document, message.content)
             work = await handler(message, self.connection)
         except Exception as error:
-            # Bokeh's patch_curdoc has no try/finally: an exception inside it leaves the refused
-            # session's document as every thread's curdoc() (Panel falls back to it), for good.
-            del bokeh_doc._PATCHED_CURDOCS[patched:]
             # The guard's reasons are short and never repeat a value; Bokeh's own may, so only their start is logged.
             reason = str(error) if isinstance(error, guard.Refused) else f"{type(error).__name__}: refused"
             detail = reason if isinstance(error, guard.Refused) else f"{type(error).__name__}: {str(error)[:120]}"
@@ -414,10 +413,39 @@ class NoDelayWSHandler(panel_server.WSHandler):
             guard.log.warning(text + more, *args)
 
 
+@contextmanager
+def safe_patch_curdoc(doc) -> Iterator[None]:
+    """Bokeh's ``patch_curdoc`` with its entry removed in a ``finally``.
+
+    Bokeh's own pops ``_PATCHED_CURDOCS`` only when the body returns: after any
+    exception in a session callback (a watcher that fails, a refused message) the
+    session's document stays in that process-wide list for good, and ``curdoc()``
+    (Panel's fallback for ``pn.state.curdoc``) returns it wherever nothing else is
+    patched: a later session could then be handed another session's document.
+    The entry removed is this call's own (the last one for this document), so an
+    entry some other code left behind is not popped in its place.
+    """
+    stack = bokeh_doc._PATCHED_CURDOCS
+    ref = weakref.ref(doc)
+    stack.append(ref)
+    try:
+        yield
+    finally:
+        for index in range(len(stack) - 1, -1, -1):
+            if stack[index] is ref:
+                del stack[index]
+                break
+
+
+#: The modules that hold Bokeh's ``patch_curdoc`` under that name (imported at their import time).
+_PATCH_CURDOC_HOLDERS = ("bokeh.io.doc", "bokeh.application.handlers.code", "panel.io.handlers")
+
+
 def installed() -> bool:
-    """Whether the websocket route of every Panel/Bokeh app uses ``NoDelayWSHandler``."""
+    """Whether the websocket route of every Panel/Bokeh app uses ``NoDelayWSHandler`` (and the safe curdoc)."""
     handlers = [entry[1] for entry in bokeh_urls.per_app_patterns if entry[0] == r"/ws"]
-    return bool(handlers) and all(handler is NoDelayWSHandler for handler in handlers)
+    safe = all(importlib.import_module(name).patch_curdoc is safe_patch_curdoc for name in _PATCH_CURDOC_HOLDERS)
+    return bool(handlers) and all(handler is NoDelayWSHandler for handler in handlers) and safe
 
 
 def install() -> None:
@@ -425,8 +453,14 @@ def install() -> None:
 
     ``BokehTornado`` reads ``bokeh.server.urls.per_app_patterns`` when it is
     built (Panel has already replaced Bokeh's handler there with its own), so
-    this must run before ``pn.serve``. Idempotent.
+    this must run before ``pn.serve``. Also puts ``safe_patch_curdoc`` in the
+    place of Bokeh's ``patch_curdoc``. Idempotent.
     """
+    for module_name in _PATCH_CURDOC_HOLDERS:
+        module = importlib.import_module(module_name)
+        if not hasattr(module, "patch_curdoc"):
+            raise RuntimeError(f"no patch_curdoc in {module_name}; check app/fastsync.py against Bokeh and Panel")
+        module.patch_curdoc = safe_patch_curdoc
     patterns = bokeh_urls.per_app_patterns
     for index, entry in enumerate(patterns):
         if entry[0] == r"/ws":

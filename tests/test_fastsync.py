@@ -8,6 +8,7 @@ just delete the assertion, or key presses quietly get 50-90 ms slower.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import gc
 import inspect
 import math
@@ -144,6 +145,38 @@ def test_install_is_idempotent_and_swaps_only_the_websocket_route():
     fastsync.install()
     assert fastsync.installed()
     assert [entry for entry in bokeh_urls.per_app_patterns if entry[0] != r"/ws"] == before
+
+
+def test_an_exception_in_a_document_callback_leaves_no_current_document_behind():
+    """Guards ``bokeh.io.doc.patch_curdoc`` and ``_PATCHED_CURDOCS``: Bokeh's own leaves the document
+    of a failed callback as every later ``curdoc()``; after ``install`` the entry goes with the call."""
+    from bokeh.document import Document
+    from bokeh.document.callbacks import invoke_with_curdoc
+    from bokeh.io import curdoc
+    from bokeh.io import doc as bokeh_doc
+
+    fastsync.install()
+    before = list(bokeh_doc._PATCHED_CURDOCS)
+    doc, seen = Document(), []
+
+    def failing():
+        seen.append(curdoc())
+        raise RuntimeError("a watcher failed")
+
+    with pytest.raises(RuntimeError, match="a watcher failed"):
+        invoke_with_curdoc(doc, failing)
+    assert seen == [doc]  # it was the current document inside the call
+    assert bokeh_doc._PATCHED_CURDOCS == before
+    # Nested: an inner failure caught by an outer body removes only its own entry.
+    outer, inner = Document(), Document()
+
+    def catches():
+        with contextlib.suppress(RuntimeError):
+            invoke_with_curdoc(inner, failing)
+        return curdoc()
+
+    assert invoke_with_curdoc(outer, catches) is outer
+    assert bokeh_doc._PATCHED_CURDOCS == before
 
 
 def off_the_main_thread(function):
