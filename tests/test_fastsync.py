@@ -156,7 +156,8 @@ def test_an_exception_in_a_document_callback_leaves_no_current_document_behind()
     from bokeh.io import doc as bokeh_doc
 
     fastsync.install()
-    before = list(bokeh_doc._PATCHED_CURDOCS)
+    patched = bokeh_doc._PATCHED_CURDOCS
+    before = list(patched)
     doc, seen = Document(), []
 
     def failing():
@@ -166,7 +167,7 @@ def test_an_exception_in_a_document_callback_leaves_no_current_document_behind()
     with pytest.raises(RuntimeError, match="a watcher failed"):
         invoke_with_curdoc(doc, failing)
     assert seen == [doc]  # it was the current document inside the call
-    assert bokeh_doc._PATCHED_CURDOCS == before
+    assert patched == before
     # Nested: an inner failure caught by an outer body removes only its own entry.
     outer, inner = Document(), Document()
 
@@ -176,7 +177,7 @@ def test_an_exception_in_a_document_callback_leaves_no_current_document_behind()
         return curdoc()
 
     assert invoke_with_curdoc(outer, catches) is outer
-    assert bokeh_doc._PATCHED_CURDOCS == before
+    assert patched == before
 
 
 def off_the_main_thread(function):
