@@ -46,8 +46,10 @@ Everything here relies on names that are private in Panel and Bokeh:
 ``one_message``), ``DiscreteSlider._slider`` (built in
 ``DiscreteSlider._update_options``) and ``DiscreteSlider._sync_value``,
 ``bokeh.server.urls.per_app_patterns``
-and ``panel.io.server.WSHandler``, and ``bokeh.io.doc.patch_curdoc`` with its list
-``_PATCHED_CURDOCS`` (``safe_patch_curdoc``). tests/test_fastsync.py asserts each of them
+and ``panel.io.server.WSHandler``, ``bokeh.io.doc.patch_curdoc`` with its list
+``_PATCHED_CURDOCS`` (``safe_patch_curdoc``), and ``Property.themed_default``,
+``Property._may_have_unstable_default`` and ``HasProps._overridden_defaults``
+(``cache_bokeh_defaults``). tests/test_fastsync.py asserts each of them
 exists and still has the effect relied on, so an upgrade that moves one fails
 the tests instead of silently bringing the latency back. pyproject.toml pins
 ``panel>=1.8,<1.10`` for the same reason.
@@ -62,10 +64,13 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
+from types import MappingProxyType
 from typing import ClassVar
 
 import panel as pn
 import param
+from bokeh.core import has_props as bokeh_has_props
+from bokeh.core.property import bases as bokeh_property_bases
 from bokeh.document.events import ModelChangedEvent
 from bokeh.io import doc as bokeh_doc
 from bokeh.server import urls as bokeh_urls
@@ -437,6 +442,70 @@ def safe_patch_curdoc(doc) -> Iterator[None]:
                 break
 
 
+#: Values a cached default may be: nothing that a caller could change in place.
+_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None))
+#: (id of the property, model class, property name) -> (the property, its default for that class).
+_DEFAULTS: dict[tuple[int, type, str], tuple[object, object]] = {}
+#: Model class -> its overridden defaults (read-only).
+_OVERRIDDEN: dict[type, object] = {}
+_STOCK_THEMED_DEFAULT = bokeh_property_bases.Property.themed_default
+_STOCK_OVERRIDDEN = bokeh_has_props.HasProps.__dict__["_overridden_defaults"].__func__
+
+
+def _immutable(value: object) -> bool:
+    return isinstance(value, _IMMUTABLE) or (isinstance(value, tuple) and all(map(_immutable, value)))
+
+
+def _cached_overridden_defaults(cls) -> object:
+    """``HasProps._overridden_defaults`` (the class's MRO merged), once per class, read-only."""
+    found = _OVERRIDDEN.get(cls)
+    if found is None:
+        found = _OVERRIDDEN[cls] = MappingProxyType(_STOCK_OVERRIDDEN(cls))
+    return found
+
+
+def _cached_themed_default(self, cls, name, theme_overrides, *, no_eval=False):
+    """``Property.themed_default``, remembered per (property, class) when no theme overrides it.
+
+    Bokeh computes a default afresh at every read of a property that was never
+    set: it merges the class's MRO, copies the raw default and validates it
+    (``prepare_value``). A session's first document reads every default of its
+    ~200 models at least three times (Panel's and Bokeh's walks over references,
+    then the serialization): about a third of the time to build and send the
+    lesson's first response. Only immutable values are kept (a list or a dict
+    default is Bokeh's "unstable" kind, which it copies per instance anyway),
+    and a theme that overrides the property is never answered from the cache.
+    """
+    if no_eval or (theme_overrides is not None and name in theme_overrides):
+        return _STOCK_THEMED_DEFAULT(self, cls, name, theme_overrides, no_eval=no_eval)
+    key = (id(self), cls, name)
+    found = _DEFAULTS.get(key)
+    if found is not None:
+        return found[1]
+    value = _STOCK_THEMED_DEFAULT(self, cls, name, theme_overrides)
+    if not self._may_have_unstable_default() and _immutable(value):
+        _DEFAULTS[key] = (self, value)  # the property kept alive with it: its id is not reused
+    return value
+
+
+def cache_bokeh_defaults(enabled: bool = True) -> None:
+    """Answer Bokeh's default property values from ``_cached_themed_default`` (or, disabled, as stock)."""
+    has_props, prop = bokeh_has_props.HasProps, bokeh_property_bases.Property
+    if enabled:
+        prop.themed_default = _cached_themed_default
+        has_props._overridden_defaults = classmethod(_cached_overridden_defaults)
+    else:
+        prop.themed_default = _STOCK_THEMED_DEFAULT
+        has_props._overridden_defaults = classmethod(_STOCK_OVERRIDDEN)
+        _DEFAULTS.clear()
+        _OVERRIDDEN.clear()
+
+
+def defaults_cached() -> bool:
+    """Whether ``cache_bokeh_defaults`` is in effect."""
+    return bokeh_property_bases.Property.themed_default is _cached_themed_default
+
+
 #: The modules that hold Bokeh's ``patch_curdoc`` under that name (imported at their import time).
 _PATCH_CURDOC_HOLDERS = ("bokeh.io.doc", "bokeh.application.handlers.code", "panel.io.handlers")
 
@@ -445,7 +514,7 @@ def installed() -> bool:
     """Whether the websocket route of every Panel/Bokeh app uses ``NoDelayWSHandler`` (and the safe curdoc)."""
     handlers = [entry[1] for entry in bokeh_urls.per_app_patterns if entry[0] == r"/ws"]
     safe = all(importlib.import_module(name).patch_curdoc is safe_patch_curdoc for name in _PATCH_CURDOC_HOLDERS)
-    return bool(handlers) and all(handler is NoDelayWSHandler for handler in handlers) and safe
+    return bool(handlers) and all(handler is NoDelayWSHandler for handler in handlers) and safe and defaults_cached()
 
 
 def install() -> None:
@@ -454,8 +523,10 @@ def install() -> None:
     ``BokehTornado`` reads ``bokeh.server.urls.per_app_patterns`` when it is
     built (Panel has already replaced Bokeh's handler there with its own), so
     this must run before ``pn.serve``. Also puts ``safe_patch_curdoc`` in the
-    place of Bokeh's ``patch_curdoc``. Idempotent.
+    place of Bokeh's ``patch_curdoc`` and caches Bokeh's default property values
+    (``cache_bokeh_defaults``). Idempotent.
     """
+    cache_bokeh_defaults()
     for module_name in _PATCH_CURDOC_HOLDERS:
         module = importlib.import_module(module_name)
         if not hasattr(module, "patch_curdoc"):

@@ -180,6 +180,77 @@ def test_an_exception_in_a_document_callback_leaves_no_current_document_behind()
     assert patched == before
 
 
+def _serialized_page(route: str, query: dict) -> str:
+    """The page's whole document as JSON text (buffers by content: their ids change per serialization)."""
+    import json
+    import re
+    from unittest import mock
+
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    from app import pages
+
+    doc = Document()
+    with set_curdoc(doc), mock.patch.object(pages, "session_args", return_value=query), \
+            mock.patch.object(pn.state, "onload", lambda callback, threaded=False: callback()):
+        doc.add_root(pages.routes()[route]().get_root(doc))
+
+    def dump() -> str:
+        serialized = doc.to_json()
+        content = json.dumps(serialized.content, sort_keys=True, default=repr)
+        buffers = [bytes(buffer.data).hex() for buffer in serialized.buffers]
+        # Model and buffer ids are given out afresh per serialization.
+        return re.sub(r"p\d+|<memory at 0x[0-9a-f]+>", "id", content) + "".join(buffers)
+
+    return dump
+
+
+@pytest.mark.parametrize(("route", "query"), [
+    ("/", {"lang": "en"}), ("/", {"lang": "es", "theme": "dark", "present": "1"}),
+    ("explore", {"lang": "en", "theme": "light"}), ("ladder", {"lang": "es", "controls": "none"}),
+])
+def test_cached_bokeh_defaults_serialize_every_page_as_stock_bokeh_does(route, query):
+    """Guards ``Property.themed_default`` and ``HasProps._overridden_defaults``: with the defaults
+    cached, every model of a page (as served: all sections built) serializes to the same JSON as
+    with Bokeh's own, property by property."""
+    fastsync.cache_bokeh_defaults(True)
+    try:
+        dump = _serialized_page(route, query)
+        cached = dump()
+        assert len(fastsync._DEFAULTS) > 100  # the cache answered
+        fastsync.cache_bokeh_defaults(False)
+        assert not fastsync.defaults_cached()
+        stock = dump()
+    finally:
+        fastsync.cache_bokeh_defaults(True)
+    assert len(stock) > 10_000
+    same = cached == stock  # (not compared in the assert: pytest's diff of two such texts takes minutes)
+    assert same, "a default serializes differently with the cache"
+
+
+def test_a_theme_still_overrides_a_cached_default():
+    from bokeh.document import Document
+    from bokeh.models import Plot
+    from bokeh.themes import Theme
+
+    fastsync.cache_bokeh_defaults(True)
+    assert Plot().background_fill_color == "#ffffff"  # now cached for Plot
+    doc = Document()
+    doc.theme = Theme(json={"attrs": {"Plot": {"background_fill_color": "#123456"}}})
+    themed = Plot()
+    doc.add_root(themed)
+    assert themed.background_fill_color == "#123456"
+    assert Plot().background_fill_color == "#ffffff"
+    # One property, two classes, two defaults (each class overrides ``label`` of AbstractButton).
+    from bokeh.models import Button, Toggle
+    assert (Button().label, Toggle().label, Button().label) == ("Button", "Toggle", "Button")
+    # A mutable default is never shared between instances.
+    first, second = Plot(), Plot()
+    first.tags.append(1)
+    assert second.tags == []
+
+
 def off_the_main_thread(function):
     """Run ``function`` in a worker thread: after a Playwright test, the main
     thread has an event loop marked as running, and asyncio (Bokeh's client
