@@ -471,8 +471,8 @@ def _cached_themed_default(self, cls, name, theme_overrides, *, no_eval=False):
     set: it merges the class's MRO, copies the raw default and validates it
     (``prepare_value``). A session's first document reads every default of its
     ~200 models at least three times (Panel's and Bokeh's walks over references,
-    then the serialization): about a third of the time to build and send the
-    lesson's first response. Only immutable values are kept (a list or a dict
+    then the serialization): the cache takes about a sixth off the time to build
+    and serialize the lesson's first response (0.60 -> 0.50 s in process). Only immutable values are kept (a list or a dict
     default is Bokeh's "unstable" kind, which it copies per instance anyway),
     and a theme that overrides the property is never answered from the cache.
     """
