@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 import panel as pn
 import param
@@ -139,7 +140,15 @@ class SectionAnchor(JSComponent):
     arriving (``complete`` turns true after the last one), until the page is
     complete and has stopped moving, or the reader scrolls or types first.
     A later change of the fragment (a link to ``#checks``) scrolls again.
+    "Stopped moving" means the heading's place and the page's height have both
+    held for ``SETTLE_MS``: on ``/`` the sections around the one jumped to are
+    built after the jump (``components.lazy``) and change height a few hundred
+    ms later, which used to leave a teacher, and a room following them, a
+    section away from the one chosen.
     """
+
+    #: How long the heading and the page's height must hold still before the following stops (ms).
+    SETTLE_MS: ClassVar[int] = 1500
 
     complete = param.Boolean(default=False, doc="Whether every view of the page has been sent.")
 
@@ -148,8 +157,9 @@ class SectionAnchor(JSComponent):
     export function render({ model }) {
       let run = 0;
       // Every 100 ms: put the heading at the top if it is not; stop once the page is complete and the
-      // heading has not moved for half a second (or is not on the page a second after), or after 30 s.
-      const follow = (id, token, started, lastTop, stableSince) => {
+      // heading's place and the page's height have held for SETTLE_MS (or the heading is not on the
+      // page a second after), or after 30 s.
+      const follow = (id, token, started, last, stableSince) => {
         if (token !== run) return;
         const el = find(document, id);
         const now = performance.now();
@@ -158,9 +168,10 @@ class SectionAnchor(JSComponent):
           if (Math.abs(el.getBoundingClientRect().top) > 1) el.scrollIntoView({ block: "start" });
           top = el.getBoundingClientRect().top + window.scrollY;
         }
-        const since = top === lastTop ? stableSince : now;
-        if ((model.complete && now - since > (top === null ? 1000 : 500)) || now - started > 30000) return;
-        setTimeout(() => follow(id, token, started, top, since), 100);
+        const place = `${top} ${document.scrollingElement.scrollHeight}`;
+        const since = place === last ? stableSince : now;
+        if ((model.complete && now - since > (top === null ? 1000 : SETTLE_MS)) || now - started > 30000) return;
+        setTimeout(() => follow(id, token, started, place, since), 100);
       };
       const go = () => {
         let id = "";
@@ -177,7 +188,7 @@ class SectionAnchor(JSComponent):
       go();
       return document.createElement("span");
     }
-    """
+    """.replace("SETTLE_MS", str(SETTLE_MS))
 
 
 class LaterViews:

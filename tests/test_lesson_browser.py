@@ -4,6 +4,7 @@ links that keep the state, formulas typeset by the app's own KaTeX, and no reque
 from __future__ import annotations
 
 import math
+import time
 from urllib.parse import parse_qs, urlparse
 
 import numpy as np
@@ -72,6 +73,30 @@ def test_contents_link_scrolls_to_its_section_and_keeps_the_query(page, app_url)
                message="the section's heading is scrolled to the top")
     query = parse_qs(urlparse(page.url).query)
     assert query["k"] == ["5"] and query["pos"] == ["2"] and query["lang"] == ["en"]
+
+
+def test_a_section_jumped_to_stays_at_the_top_while_its_neighbours_are_built(page, app_url, console_errors):
+    """The sections around the one a contents link (or a teacher's room) jumps to are built after the
+    jump and change the page's height above it: the heading is still at the top once all is built."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}/?{QUERY}")
+    wait_until(lambda: page.evaluate("() => window.Bokeh?.documents?.[0]?.is_idle === true"), timeout=30)
+    page.locator("nav[aria-label='The lesson'] a", has_text=section_prose("shift", "en").title).click()
+    neighbours = ("hands", "score")  # the sections just above and below: built because they are near
+    settled = {"height": None, "since": 0.0}
+
+    def at_rest() -> bool:
+        if not all(model_property(page, f"{slug}_intro_text", "html") for slug in neighbours):
+            return False
+        height = page.evaluate("document.scrollingElement.scrollHeight")
+        if height != settled["height"]:
+            settled.update(height=height, since=time.monotonic())
+        # The page's height has held for 2 s (longer than a build takes to arrive after the jump).
+        return time.monotonic() - settled["since"] > 2.0
+
+    wait_until(at_rest, timeout=30, interval=0.1, message="the sections around the jump are built")
+    assert abs(page.locator("h2#shift").bounding_box()["y"]) < 5, "the page moved away from the section"
+    assert console_errors == []
 
 
 def test_a_section_alone_links_to_its_neighbours_with_the_state(page, app_url, console_errors):
