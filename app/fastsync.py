@@ -472,8 +472,9 @@ def _cached_themed_default(self, cls, name, theme_overrides, *, no_eval=False):
     (``prepare_value``). A session's first document reads every default of its
     ~200 models at least three times (Panel's and Bokeh's walks over references,
     then the serialization): the cache takes about a sixth off the time to build
-    and serialize the lesson's first response (0.60 -> 0.50 s in process). Only immutable values are kept (a list or a dict
-    default is Bokeh's "unstable" kind, which it copies per instance anyway),
+    and serialize the lesson's first response (0.60 -> 0.50 s in process). Only
+    immutable values are kept (a list or a dict default is Bokeh's "unstable"
+    kind, which it copies per instance anyway),
     and a theme that overrides the property is never answered from the cache.
     """
     if no_eval or (theme_overrides is not None and name in theme_overrides):

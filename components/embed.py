@@ -12,7 +12,8 @@ from components.theme import STYLESHEET
 
 EMBED_CSS = """
 .pe-embed-open { font: inherit; font-size: 1.1rem; padding: 0.3em 0.9em; cursor: pointer; border-radius: 4px;
-  color: var(--pe-t-link, #0B5C8E); background: var(--pe-t-surface, #ffffff); border: 2px solid currentColor; }
+  width: 100%; color: var(--pe-t-link, #0B5C8E); background: var(--pe-t-surface, #ffffff);
+  border: 2px solid currentColor; }
 .pe-embed-open:focus-visible, dialog.pe-embed-dialog :focus-visible {
   outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; }
 dialog.pe-embed-dialog { max-width: min(44rem, 92vw); padding: 1.2em 1.4em; border-radius: 8px;
@@ -169,8 +170,9 @@ def embed_dialog(state: ExplorerState, kind: str, controls: tuple[str, ...] = ()
     choices = [[name, text(lang, "embed_play" if name == "play" else name)] for name in controls]
     return EmbedDialog(labels={key: text(lang, f"embed_{key}") for key in LABEL_KEYS}, choices=choices,
                        name="embed_dialog", stylesheets=[STYLESHEET + EMBED_CSS],
-                       # Level with the title in a header (the lesson, /explore), with the buttons in a top bar.
-                       margin=(25, 10) if kind in ("lesson", "explore") else (10, 10),
+                       # Level with the title in a header (the lesson, /explore), with the buttons in a top bar
+                       # (their margin: the same gaps between all of the bar's items when it wraps).
+                       margin=(18, 10) if kind in ("lesson", "explore") else (5, 10),
                        width=140, sizing_mode="fixed", height=50)
 
 
