@@ -48,8 +48,8 @@ Everything here relies on names that are private in Panel and Bokeh:
 ``bokeh.server.urls.per_app_patterns``
 and ``panel.io.server.WSHandler``, ``bokeh.io.doc.patch_curdoc`` with its list
 ``_PATCHED_CURDOCS`` (``safe_patch_curdoc``), and ``Property.themed_default``,
-``Property._may_have_unstable_default`` and ``HasProps._overridden_defaults``
-(``cache_bokeh_defaults``). tests/test_fastsync.py asserts each of them
+``Property._may_have_unstable_default``, ``HasProps._overridden_defaults`` and
+``PropertyDescriptor.has_unstable_default`` (``cache_bokeh_defaults``). tests/test_fastsync.py asserts each of them
 exists and still has the effect relied on, so an upgrade that moves one fails
 the tests instead of silently bringing the latency back. pyproject.toml pins
 ``panel>=1.8,<1.10`` for the same reason.
@@ -71,6 +71,7 @@ import panel as pn
 import param
 from bokeh.core import has_props as bokeh_has_props
 from bokeh.core.property import bases as bokeh_property_bases
+from bokeh.core.property import descriptors as bokeh_descriptors
 from bokeh.document.events import ModelChangedEvent
 from bokeh.io import doc as bokeh_doc
 from bokeh.server import urls as bokeh_urls
@@ -450,6 +451,9 @@ _DEFAULTS: dict[tuple[int, type, str], tuple[object, object]] = {}
 _OVERRIDDEN: dict[type, object] = {}
 _STOCK_THEMED_DEFAULT = bokeh_property_bases.Property.themed_default
 _STOCK_OVERRIDDEN = bokeh_has_props.HasProps.__dict__["_overridden_defaults"].__func__
+_STOCK_HAS_UNSTABLE = bokeh_descriptors.PropertyDescriptor.has_unstable_default
+#: (id of the descriptor, model class) -> (the descriptor, whether its default is copied per instance).
+_UNSTABLE: dict[tuple[int, type], tuple[object, bool]] = {}
 
 
 def _immutable(value: object) -> bool:
@@ -462,6 +466,16 @@ def _cached_overridden_defaults(cls) -> object:
     if found is None:
         found = _OVERRIDDEN[cls] = MappingProxyType(_STOCK_OVERRIDDEN(cls))
     return found
+
+
+def _cached_has_unstable_default(self, obj) -> bool:
+    """``PropertyDescriptor.has_unstable_default``, once per (descriptor, class): it walks the property's
+    type parameters recursively at every read of an unset property, and depends only on the two."""
+    key = (id(self), type(obj))
+    found = _UNSTABLE.get(key)
+    if found is None:
+        found = _UNSTABLE[key] = (self, _STOCK_HAS_UNSTABLE(self, obj))
+    return found[1]
 
 
 def _cached_themed_default(self, cls, name, theme_overrides, *, no_eval=False):
@@ -490,16 +504,21 @@ def _cached_themed_default(self, cls, name, theme_overrides, *, no_eval=False):
 
 
 def cache_bokeh_defaults(enabled: bool = True) -> None:
-    """Answer Bokeh's default property values from ``_cached_themed_default`` (or, disabled, as stock)."""
+    """Answer Bokeh's default property values from ``_cached_themed_default`` and
+    ``_cached_has_unstable_default`` (or, disabled, as stock)."""
     has_props, prop = bokeh_has_props.HasProps, bokeh_property_bases.Property
+    descriptor = bokeh_descriptors.PropertyDescriptor
     if enabled:
         prop.themed_default = _cached_themed_default
         has_props._overridden_defaults = classmethod(_cached_overridden_defaults)
+        descriptor.has_unstable_default = _cached_has_unstable_default
     else:
         prop.themed_default = _STOCK_THEMED_DEFAULT
         has_props._overridden_defaults = classmethod(_STOCK_OVERRIDDEN)
+        descriptor.has_unstable_default = _STOCK_HAS_UNSTABLE
         _DEFAULTS.clear()
         _OVERRIDDEN.clear()
+        _UNSTABLE.clear()
 
 
 def defaults_cached() -> bool:
