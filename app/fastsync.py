@@ -86,6 +86,8 @@ __all__ = [
     "FastIntSlider",
     "FastPlayer",
     "NoDelayWSHandler",
+    "OneMessageRadioButtonGroup",
+    "OneMessageTextInput",
     "install",
     "installed",
     "make_fast",
@@ -256,6 +258,32 @@ class _FastSync:
         if pending and all(e.name in pending and e.new == pending[e.name] for e in events):
             return {}
         return super()._update_properties(*events, doc=doc)
+
+
+class _OneMessage:
+    """Panel's own handling of a browser change, inside ``one_message()``.
+
+    For the app's other controls (option buttons, the sentence's text field): every model change
+    a choice causes leaves as one PATCH-DOC, as a slider step's do, instead of one message per
+    changed model sent as each view updates. A watcher that assigns ``source.data`` directly
+    then never talks to Bokeh's session on its own: in CI, a choice of mistake on ``/mistakes``
+    once failed there with Bokeh's "_pending_writes should be non-None" (the held changes of the
+    same callback had gone out; the first unheld one failed, and the views after it were not
+    updated). Under a hold, Panel sends them itself.
+    """
+
+    def _process_events(self, events: dict) -> None:
+        mark_connected()
+        with one_message():
+            super()._process_events(events)
+
+
+class OneMessageRadioButtonGroup(_OneMessage, pn.widgets.RadioButtonGroup):
+    """``pn.widgets.RadioButtonGroup`` whose change leaves as one message (``_OneMessage``)."""
+
+
+class OneMessageTextInput(_OneMessage, pn.widgets.TextInput):
+    """``pn.widgets.TextInput`` whose change leaves as one message (``_OneMessage``)."""
 
 
 class FastIntSlider(_FastSync, pn.widgets.IntSlider):

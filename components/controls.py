@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import panel as pn
 import param
 
-from app.fastsync import FastDiscreteSlider, FastIntSlider
+from app.fastsync import FastDiscreteSlider, FastIntSlider, OneMessageRadioButtonGroup, OneMessageTextInput
 from app.state import ExplorerState
 from app.strings import text
 from components.address import write_to_address
@@ -29,9 +29,9 @@ WIDGETS: dict[str, type[pn.widgets.Widget]] = {
     "pairs_from": FastIntSlider,
     "pairs_to": FastIntSlider,
     "reserve": FastIntSlider,
-    "heads": pn.widgets.RadioButtonGroup,
-    "mistake": pn.widgets.RadioButtonGroup,
-    "sentence": pn.widgets.TextInput,
+    "heads": OneMessageRadioButtonGroup,
+    "mistake": OneMessageRadioButtonGroup,
+    "sentence": OneMessageTextInput,
     "lesson_preset": pn.widgets.Button,
     "paper_preset": pn.widgets.Button,
 }
@@ -43,12 +43,12 @@ def widget_for(state: ExplorerState, name: str) -> pn.widgets.Widget:
     options = {"name": text(state.lang, name), "sizing_mode": "stretch_width", "stylesheets": [WIDGET_STYLESHEET]}
     if kind is pn.widgets.Button:
         options.update(color="primary", variant="outline")
-    elif kind is pn.widgets.RadioButtonGroup:
+    elif issubclass(kind, pn.widgets.RadioButtonGroup):
         # The options' labels in the page's language; the values stay the URL's words.
         options["options"] = {text(state.lang, f"{name}_{value}"): value for value in state.param[name].objects}
         options["color"] = "primary"
         options["variant"] = "outline"
-    elif kind is pn.widgets.TextInput:
+    elif issubclass(kind, pn.widgets.TextInput):
         options["placeholder"] = text(state.lang, f"{name}_placeholder")
     widget = kind.from_param(state.param[name], **options)
     return write_to_address(widget, state, name) if kind is FastIntSlider else widget

@@ -308,6 +308,37 @@ def test_one_key_press_is_one_message(app_url):
     assert off_the_main_thread(lambda: asyncio.run(first_patch())) == watched
 
 
+def test_a_choice_of_option_buttons_is_one_message(app_url):
+    """A choice of mistake on /mistakes: the ladder's, the norms' and the score curve's sources all
+    arrive in one PATCH-DOC (``OneMessageRadioButtonGroup``), as a slider step's do."""
+    import asyncio
+
+    from bench.protocol import BokehClient, objects
+
+    watched = {"mistake_norms", "mistakes_heatmap", "mistakes_distance_samples"}
+
+    async def first_patch() -> set[str]:
+        port = int(app_url.rsplit(":", 1)[1])
+        client = BokehClient("127.0.0.1", port, "/mistakes", {"lang": "en"})
+        await client.open(expect=("mistake_norms",))
+        try:
+            ids = {o["attributes"]["name"]: o["id"] for o in objects(client.doc)
+                   if o.get("attributes", {}).get("name") in watched}
+            assert set(ids) == watched
+            groups = [o["id"] for o in objects(client.doc) if o.get("name", "").endswith("RadioButtonGroup")]
+            assert len(groups) == 1, "the page has one row of option buttons: the mistakes"
+            await client.send("PATCH-DOC", {"events": [
+                {"kind": "ModelChanged", "model": {"id": groups[0]}, "attr": "active", "new": 1}]})
+            while True:
+                message = await client.receive(10)
+                if message.msgtype == "PATCH-DOC":
+                    return {name for name, model_id in ids.items() if f'"id":"{model_id}"' in message.content}
+        finally:
+            client.close()
+
+    assert off_the_main_thread(lambda: asyncio.run(first_patch())) == watched
+
+
 # ---------------------------------------------------------------------------
 # The heatmap payload (components/ladder.py: heatmap_data), sized for a screen.
 # ---------------------------------------------------------------------------
