@@ -49,7 +49,9 @@ Everything here relies on names that are private in Panel and Bokeh:
 and ``panel.io.server.WSHandler``, ``bokeh.io.doc.patch_curdoc`` with its list
 ``_PATCHED_CURDOCS`` (``safe_patch_curdoc``), and ``Property.themed_default``,
 ``Property._may_have_unstable_default``, ``HasProps._overridden_defaults`` and
-``PropertyDescriptor.has_unstable_default`` (``cache_bokeh_defaults``). tests/test_fastsync.py asserts each of them
+``PropertyDescriptor.has_unstable_default`` (``cache_bokeh_defaults``), and
+``Syncable._server_event`` with ``state._unblocked``, ``state._change_callbacks`` and
+``Syncable._event_coroutine`` (``_locked_server_event``). tests/test_fastsync.py asserts each of them
 exists and still has the effect relied on, so an upgrade that moves one fails
 the tests instead of silently bringing the latency back. pyproject.toml pins
 ``panel>=1.8,<1.10`` for the same reason.
@@ -76,6 +78,7 @@ from bokeh.document.events import ModelChangedEvent
 from bokeh.io import doc as bokeh_doc
 from bokeh.server import urls as bokeh_urls
 from panel.io import server as panel_server
+from panel.reactive import Syncable as _Syncable
 from panel.reactive import _syncing
 
 from app import guard
@@ -555,6 +558,28 @@ def defaults_cached() -> bool:
     return bokeh_property_bases.Property.themed_default is _cached_themed_default
 
 
+_STOCK_SERVER_EVENT = _Syncable._server_event
+
+
+def _locked_server_event(self, doc, event) -> None:
+    """``Syncable._server_event`` with the deferred case scheduled under the document lock.
+
+    Panel defers a browser event (a button's click, a component's message) when a
+    property change of the session is still waiting (``state._change_callbacks``)
+    or the session is not "unblocked"; it then runs ``_event_coroutine``, which
+    first applies the waiting changes, through ``state.execute(schedule=True)``.
+    For a coroutine that is a bare asyncio task, without Bokeh's document lock:
+    every view that then assigns ``source.data`` outside a hold fails with
+    "_pending_writes should be non-None" (seen in CI: a choice of mistake on
+    ``/mistakes`` whose 50 ms wait was cut short by another component's message).
+    ``doc.add_next_tick_callback`` runs the same coroutine holding the lock.
+    """
+    if doc.session_context and (not pn.state._unblocked(doc) or doc in pn.state._change_callbacks):
+        doc.add_next_tick_callback(partial(self._event_coroutine, doc, event))
+    else:
+        _STOCK_SERVER_EVENT(self, doc, event)
+
+
 #: The modules that hold Bokeh's ``patch_curdoc`` under that name (imported at their import time).
 _PATCH_CURDOC_HOLDERS = ("bokeh.io.doc", "bokeh.application.handlers.code", "panel.io.handlers")
 
@@ -563,7 +588,8 @@ def installed() -> bool:
     """Whether the websocket route of every Panel/Bokeh app uses ``NoDelayWSHandler`` (and the safe curdoc)."""
     handlers = [entry[1] for entry in bokeh_urls.per_app_patterns if entry[0] == r"/ws"]
     safe = all(importlib.import_module(name).patch_curdoc is safe_patch_curdoc for name in _PATCH_CURDOC_HOLDERS)
-    return bool(handlers) and all(handler is NoDelayWSHandler for handler in handlers) and safe and defaults_cached()
+    return (bool(handlers) and all(handler is NoDelayWSHandler for handler in handlers) and safe and defaults_cached()
+            and _Syncable._server_event is _locked_server_event)
 
 
 def install() -> None:
@@ -572,10 +598,12 @@ def install() -> None:
     ``BokehTornado`` reads ``bokeh.server.urls.per_app_patterns`` when it is
     built (Panel has already replaced Bokeh's handler there with its own), so
     this must run before ``pn.serve``. Also puts ``safe_patch_curdoc`` in the
-    place of Bokeh's ``patch_curdoc`` and caches Bokeh's default property values
-    (``cache_bokeh_defaults``). Idempotent.
+    place of Bokeh's ``patch_curdoc``, caches Bokeh's default property values
+    (``cache_bokeh_defaults``) and runs Panel's deferred browser events under the
+    document lock (``_locked_server_event``). Idempotent.
     """
     cache_bokeh_defaults()
+    _Syncable._server_event = _locked_server_event
     for module_name in _PATCH_CURDOC_HOLDERS:
         module = importlib.import_module(module_name)
         if not hasattr(module, "patch_curdoc"):

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import panel as pn
+import param
 import pytest
 from bokeh.document import Document
 from bokeh.server import urls as bokeh_urls
@@ -249,6 +250,41 @@ def test_a_theme_still_overrides_a_cached_default():
     first, second = Plot(), Plot()
     first.tags.append(1)
     assert second.tags == []
+
+
+def test_a_deferred_browser_event_runs_under_the_document_lock():
+    """Guards ``Syncable._server_event``, ``state._change_callbacks`` and ``Syncable._event_coroutine``:
+    Panel defers a browser event while a property change is waiting, and runs the deferred event
+    (which first applies the waiting change) as a bare asyncio task, without Bokeh's document lock;
+    after ``install`` it is a next-tick callback of the document, which Bokeh runs holding it."""
+    from unittest import mock
+
+    from bokeh.events import ButtonClick
+
+    class Doc:  # what _server_event reads of a session's document
+        session_context = object()
+
+        def __init__(self):
+            self.scheduled = []
+
+        def add_next_tick_callback(self, callback):
+            self.scheduled.append(callback)
+
+    widget = pn.widgets.Button()
+    event = ButtonClick(model=None)
+    doc = Doc()
+    pn.state._change_callbacks[doc] = {"waiting": lambda: None}
+    try:
+        bare = []
+        with mock.patch.object(param.parameterized, "async_executor", side_effect=bare.append):
+            fastsync._STOCK_SERVER_EVENT(widget, doc, event)  # Panel's own: a bare task
+            assert len(bare) == 1 and doc.scheduled == []
+            fastsync.install()
+            widget._server_event(doc, event)
+        assert len(bare) == 1, "the deferred event must not run as a bare task"
+        assert [c.func.__name__ for c in doc.scheduled] == ["_event_coroutine"]
+    finally:
+        del pn.state._change_callbacks[doc]
 
 
 def off_the_main_thread(function):
