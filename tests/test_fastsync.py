@@ -316,24 +316,22 @@ def _check_tcp_nodelay(app_url: str) -> None:
         session.close()
 
 
-def test_one_key_press_is_one_message(app_url):
-    """Every model a change of k touches arrives in one PATCH-DOC (the ``pn.io.hold`` in ``_FastSync``)."""
+def _named_in_first_patch(app_url: str, path: str, expect: str, watched: set[str], change) -> set[str]:
+    """Which of the ``watched`` models (by name) the first PATCH-DOC after ``change(client)`` changes
+    (the client counts as open once the document holds ``expect``: see ``BokehClient.open``)."""
     import asyncio
 
-    from app.strings import text
     from bench.protocol import BokehClient, objects
-
-    watched = {"row_marks", "distance_marker"}  # the ladder's and the score curve's k sources
 
     async def first_patch() -> set[str]:
         port = int(app_url.rsplit(":", 1)[1])
-        client = BokehClient("127.0.0.1", port, "/explore", {"lang": "en"})
-        await client.open()
+        client = BokehClient("127.0.0.1", port, path, {"lang": "en"})
+        await client.open(expect=(expect,))
         try:
             ids = {o["attributes"]["name"]: o["id"] for o in objects(client.doc)
                    if o.get("attributes", {}).get("name") in watched}
             assert set(ids) == watched
-            await client.set_value(client.slider_id(text("en", "k")), 5)
+            await change(client)
             while True:
                 message = await client.receive(10)
                 if message.msgtype == "PATCH-DOC":
@@ -341,38 +339,35 @@ def test_one_key_press_is_one_message(app_url):
         finally:
             client.close()
 
-    assert off_the_main_thread(lambda: asyncio.run(first_patch())) == watched
+    return off_the_main_thread(lambda: asyncio.run(first_patch()))
+
+
+def test_one_key_press_is_one_message(app_url):
+    """Every model a change of k touches arrives in one PATCH-DOC (the ``pn.io.hold`` in ``_FastSync``)."""
+    from app.strings import text
+
+    watched = {"row_marks", "distance_marker"}  # the ladder's and the score curve's k sources
+
+    async def press_k(client) -> None:
+        await client.set_value(client.slider_id(text("en", "k")), 5)
+
+    assert _named_in_first_patch(app_url, "/explore", "distance_marker", watched, press_k) == watched
 
 
 def test_a_choice_of_option_buttons_is_one_message(app_url):
     """A choice of mistake on /mistakes: the ladder's, the norms' and the score curve's sources all
     arrive in one PATCH-DOC (``OneMessageRadioButtonGroup``), as a slider step's do."""
-    import asyncio
-
-    from bench.protocol import BokehClient, objects
+    from bench.protocol import objects
 
     watched = {"mistake_norms", "mistakes_heatmap", "mistakes_distance_samples"}
 
-    async def first_patch() -> set[str]:
-        port = int(app_url.rsplit(":", 1)[1])
-        client = BokehClient("127.0.0.1", port, "/mistakes", {"lang": "en"})
-        await client.open(expect=("mistake_norms",))
-        try:
-            ids = {o["attributes"]["name"]: o["id"] for o in objects(client.doc)
-                   if o.get("attributes", {}).get("name") in watched}
-            assert set(ids) == watched
-            groups = [o["id"] for o in objects(client.doc) if o.get("name", "").endswith("RadioButtonGroup")]
-            assert len(groups) == 1, "the page has one row of option buttons: the mistakes"
-            await client.send("PATCH-DOC", {"events": [
-                {"kind": "ModelChanged", "model": {"id": groups[0]}, "attr": "active", "new": 1}]})
-            while True:
-                message = await client.receive(10)
-                if message.msgtype == "PATCH-DOC":
-                    return {name for name, model_id in ids.items() if f'"id":"{model_id}"' in message.content}
-        finally:
-            client.close()
+    async def choose_a_mistake(client) -> None:
+        groups = [o["id"] for o in objects(client.doc) if o.get("name", "").endswith("RadioButtonGroup")]
+        assert len(groups) == 1, "the page has one row of option buttons: the mistakes"
+        await client.send("PATCH-DOC", {"events": [
+            {"kind": "ModelChanged", "model": {"id": groups[0]}, "attr": "active", "new": 1}]})
 
-    assert off_the_main_thread(lambda: asyncio.run(first_patch())) == watched
+    assert _named_in_first_patch(app_url, "/mistakes", "mistake_norms", watched, choose_a_mistake) == watched
 
 
 # ---------------------------------------------------------------------------
