@@ -24,6 +24,10 @@ without a proxy in front:
   server instead of cdn.holoviz.org. This replaces two module attributes of ``panel.io.server``
   (``bundle_resources``, ``autoload_js_script``; tests/test_delivery.py guards them).
 
+Every page and autoload script also runs static/style-guard.js once BokehJS has loaded (inline,
+no request of its own): BokehJS rewrites its views' ``<style>`` elements with unchanged text on every
+repaint, and each write makes the next computed-style read during the paint recompute styles.
+
 KaTeX (``static/katex``) is fetched by the prose component only when a passage with a formula
 comes near the screen (components/prose.py).
 """
@@ -255,6 +259,9 @@ class _GzipStream:
         return self._z.flush()
 
 
+#: Run on every page and autoload script once BokehJS has loaded (see the file's comment).
+STYLE_GUARD = STATIC_DIR / "style-guard.js"
+
 #: Served instead of ``bokeh-tables`` (see static/bokeh-tables-stub.js); versioned by its content.
 TABLES_STUB = STATIC_DIR / "bokeh-tables-stub.js"
 
@@ -278,8 +285,10 @@ def _lighter(bundle):
         if isinstance(getattr(bundle, attribute, None), list):
             setattr(bundle, attribute, _absolute(getattr(bundle, attribute)))
     page_of_its_own = not any("://" in (u.url if isinstance(u, URL) else str(u)) for u in bundle.js_files)
-    if page_of_its_own and isinstance(getattr(bundle, "js_raw", None), list):
-        bundle.js_raw.append(preload_script(pn.config.theme))
+    if isinstance(getattr(bundle, "js_raw", None), list):
+        bundle.js_raw.append(STYLE_GUARD.read_text())
+        if page_of_its_own:
+            bundle.js_raw.append(preload_script(pn.config.theme))
     return bundle
 
 
