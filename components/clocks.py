@@ -53,7 +53,7 @@ from app.state import ExplorerState
 from app.strings import text
 from components.describe import Description
 from components.sources import send_changes
-from components.theme import COLORS, LiveHTML, html_pane, style_figure
+from components.theme import COLORS, MOVING, LiveHTML, html_pane, style_figure
 
 #: Clocks in the row at most: readable at 1280 px next to the sidebar.
 ROW_SIZE = 9
@@ -368,23 +368,26 @@ class PairClocks(pn.viewable.Viewer):
         self.row_figure = _clock_figure("clock_row_plot", 220, self.row_frame)
         f = self.row_figure
         f.circle(x="x", y=0, radius=1.0, source=self.faces, fill_color=FACE_FILL, line_color="line_color",
-                 line_width="line_width", name="clock_faces_glyph")
+                 line_width="line_width", level=MOVING, name="clock_faces_glyph")
         # 12 o'clock, where every hand starts at pos = 0.
         f.scatter(x="x", y=1.0, marker="dash", angle=0.5 * np.pi, size=12, line_width=2, source=self.faces,
-                  line_color=FACE_COLOR, name="clock_noon")
+                  line_color=FACE_COLOR, level=MOVING, name="clock_noon")
         f.text(x="x", y=1.12, text="pair_label", source=self.faces, text_align="center", text_baseline="bottom",
-               text_font_size=LABEL_SIZE, text_color="label_color", text_font_style="bold", name="clock_pair_text")
+               text_font_size=LABEL_SIZE, text_color="label_color", text_font_style="bold",
+               level=MOVING, name="clock_pair_text")
         f.text(x="x", y=-1.12, text="wavelength_label", source=self.faces, text_align="center",
-               text_baseline="top", text_font_size=LABEL_SIZE, text_color=COLORS["ink"], name="clock_lambda_text")
+               text_baseline="top", text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
+               level=MOVING, name="clock_lambda_text")
         arc = f.wedge(x="x", y=0, radius=ARC_RADIUS, start_angle="arc_start", end_angle="arc_end",
                       source=self.hands, fill_color=COLORS["target"], fill_alpha=0.25, line_color=None,
-                      name="clock_arcs")
+                      level=MOVING, name="clock_arcs")
         # The pos+k hand is drawn thinner on top, so both show when they coincide (slow pairs).
         pos = f.segment(x0="x", y0=0, x1="pos_x", y1="pos_y", source=self.hands, line_color=COLORS["pos"],
-                        line_width=7, line_cap="round", name="clock_pos_hands")
+                        line_width=7, line_cap="round", level=MOVING, name="clock_pos_hands")
         target = f.segment(x0="x", y0=0, x1="target_x", y1="target_y", source=self.hands,
-                           line_color=COLORS["target"], line_width=3, line_cap="round", name="clock_target_hands")
-        f.scatter(x="x", y=0, size=7, source=self.hands, color=COLORS["ink"], name="clock_pins")
+                           line_color=COLORS["target"], line_width=3, line_cap="round",
+                           level=MOVING, name="clock_target_hands")
+        f.scatter(x="x", y=0, size=7, source=self.hands, color=COLORS["ink"], level=MOVING, name="clock_pins")
         legend_items = {
             "pos": LegendItem(renderers=[pos], label=value(text(lang, "clock_legend_pos"))),
             "target": LegendItem(renderers=[target], label=value(text(lang, "clock_legend_target"))),
@@ -405,17 +408,17 @@ class PairClocks(pn.viewable.Viewer):
         g = self.strip_figure
         span = g.quad(left="left", right="right", top="top", bottom="bottom", source=self.span,
                       fill_color=COLORS["selected"], fill_alpha=0.12, line_color=COLORS["selected"], line_width=2,
-                      name="clock_strip_span_glyph")
+                      level=MOVING, name="clock_strip_span_glyph")
         g.circle(x="x", y="y", radius=STRIP_RADIUS, source=self.strip, fill_color=FACE_FILL,
-                 line_color=FACE_COLOR, name="clock_strip_faces")
+                 line_color=FACE_COLOR, level=MOVING, name="clock_strip_faces")
         g.circle(x="x", y="y", radius=STRIP_RADIUS, source=self.strip_selected, fill_alpha=0,
-                 line_color=COLORS["selected"], line_width=3, name="clock_strip_selected_glyph")
+                 line_color=COLORS["selected"], line_width=3, level=MOVING, name="clock_strip_selected_glyph")
         code_to_angle = LinearInterpolator(x=[0, STRIP_DIRECTIONS], y=[0.0, TWO_PI], clip=False)
         strip_hand = g.ray(x="x", y="y", length=STRIP_RADIUS, angle=transform("angle_code", code_to_angle),
                            source=self.strip,
-                           line_color=COLORS["pos"], line_width=2, name="clock_strip_hands")
+                           line_color=COLORS["pos"], line_width=2, level=MOVING, name="clock_strip_hands")
         g.text(x="x", y="y", text="text", source=self.strip_labels, text_align="right", text_baseline="middle",
-               text_font_size="11pt", text_color=COLORS["ink"], name="clock_strip_line_labels")
+               text_font_size="11pt", text_color=COLORS["ink"], level=MOVING, name="clock_strip_line_labels")
         # Legends name the colours; the values (pos = 5) are on the large clock and the sliders.
         g.add_layout(Legend(items=[LegendItem(renderers=[strip_hand], label=value(text(lang, "clock_legend_pos"))),
                                    LegendItem(renderers=[span], label=value(text(lang, "clocks_strip_span")))],
@@ -437,11 +440,11 @@ class PairClocks(pn.viewable.Viewer):
                  name="pair_clock_face")
         p.wedge(x=0, y=0, radius=0.4, start_angle="arc_start", end_angle="arc_end", source=self.pair_hands,
                 view=CDSView(filter=IndexFilter([0])), fill_color=COLORS["target"], fill_alpha=0.3,
-                line_color=COLORS["target"], name="pair_clock_arc_glyph")
+                line_color=COLORS["target"], level=MOVING, name="pair_clock_arc_glyph")
         p.segment(x0=0, y0=0, x1="x", y1="y", source=self.pair_hands, line_color="color", line_width="width",
-                  line_cap="round", name="pair_clock_hands")
-        p.scatter(x="x", y="y", source=self.pair_hands, size=14, color="color", name="pair_clock_tips")
-        p.scatter(x=0, y=0, size=10, color=COLORS["ink"], name="pair_clock_pin")
+                  line_cap="round", level=MOVING, name="pair_clock_hands")
+        p.scatter(x="x", y="y", source=self.pair_hands, size=14, color="color", level=MOVING, name="pair_clock_tips")
+        p.scatter(x=0, y=0, size=10, color=COLORS["ink"], level=MOVING, name="pair_clock_pin")
         corner = lim - 0.06
         self.labels = {
             "pos": Label(x=-corner, y=corner, text="", text_align="left", text_baseline="top",
@@ -456,6 +459,7 @@ class PairClocks(pn.viewable.Viewer):
                            text_color=COLORS["ink"], text_font_size=LABEL_SIZE, name="pair_clock_turns_label"),
         }
         for label in self.labels.values():
+            label.level = MOVING
             p.add_layout(label)
         p.xaxis.axis_label = text(lang, "pair_clock_x")
         p.yaxis.axis_label = text(lang, "pair_clock_y")

@@ -41,7 +41,7 @@ from app.state import ExplorerState
 from app.strings import text
 from components.describe import Description
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, level_line, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, level_line, style_figure
 
 #: How many start positions p get their products drawn.
 SAMPLE_STARTS = 4
@@ -162,7 +162,7 @@ class ScoreCurve(pn.viewable.Viewer):
         self.max_line.line_alpha = 0.7
 
         fig.vspan(x="k", source=self.marker, line_color=COLORS["target"], line_width=2, line_dash="dotted",
-                  name="distance_marker_line")
+                  level=MOVING, name="distance_marker_line")
         curve = fig.line(x="k", y="score", source=self.curve, line_color=COLORS["curve"], line_width=4,
                          name="distance_curve")
         samples = fig.scatter(
@@ -172,11 +172,11 @@ class ScoreCurve(pn.viewable.Viewer):
             name="distance_samples_glyph",
         )
         fig.scatter(x="k", y="score", source=self.marker, size=20, fill_color=COLORS["target"],
-                    line_color="white", line_width=2, name="distance_marker_dot")
+                    line_color="white", line_width=2, level=MOVING, name="distance_marker_dot")
         fig.text(x="k", y="score", text="label", text_align="align", x_offset="x_offset", y_offset="y_offset",
                  text_baseline="baseline", source=self.marker, text_font_size=LABEL_SIZE, text_font_style="bold",
                  text_color=COLORS["target_text"], background_fill_color="white", background_fill_alpha=0.85,
-                 padding=3, name="distance_marker_label")
+                 padding=3, level=MOVING, name="distance_marker_label")
 
         fig.add_tools(HoverTool(renderers=[curve], mode="vline", tooltips=[
             (text(lang, "k"), "@k"), (text(lang, "distance_y"), "@score{0.000000}"),

@@ -42,7 +42,7 @@ from app.state import ExplorerState
 from app.strings import text
 from components.describe import Description
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, html_pane, readout, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, html_pane, readout, style_figure
 
 #: Diverging and colour-blind safe (ColorBrewer RdBu), fixed to [-1, 1].
 PALETTE = interp_palette(RdBu11, 256)
@@ -176,7 +176,7 @@ class WavelengthLadder(pn.viewable.Viewer):
             self.ladder_figure.vbar(x="x", top="wavelength", bottom=1.0, width=PAIR_BAR_WIDTH,
                                     source=self.ladder_selected, fill_color=COLORS["selected"],
                                     # A dark outline: the selected bar differs from the others by more than hue.
-                                    line_color=COLORS["ink"], line_width=2, name="ladder_selected_bar"),
+                                    line_color=COLORS["ink"], line_width=2, level=MOVING, name="ladder_selected_bar"),
         ]
         self.T_line = Span(dimension="width", location=24, line_color=COLORS["target"], line_width=3,
                            line_dash="dashed", name="T_line")
@@ -206,10 +206,10 @@ class WavelengthLadder(pn.viewable.Viewer):
                                           color_mapper=code_mapper, source=self.heatmap, name="heatmap_image")
         self.heatmap_figure.quad(left="left", right="right", top="top", bottom="bottom",
                                  source=self.pair_outline, fill_alpha=0, line_color=COLORS["selected"],
-                                 line_width=3, name="pair_outline_glyph")
+                                 line_width=3, level=MOVING, name="pair_outline_glyph")
         # A mark spans its row: the bottom edge is computed in the browser, one column less per step.
         self.heatmap_figure.hstrip(y0="top", y1=dodge("top", 1.0), source=self.row_marks, fill_alpha=0,
-                                   line_color="color", line_width=3, name="row_marks_glyph")
+                                   line_color="color", line_width=3, level=MOVING, name="row_marks_glyph")
         column = CustomJSHover(args={"sin": text(lang, "sin"), "cos": text(lang, "cos")}, code="""
             const d = Math.floor(value);
             if (format == 'pair') return String(Math.floor(d / 2));

@@ -28,7 +28,7 @@ from app import core
 from app.strings import text
 from components.lesson.base import LessonSection, number
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, WIDGET_STYLESHEET, LiveHTML, html_pane, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, WIDGET_STYLESHEET, LiveHTML, html_pane, style_figure
 
 #: Dials drawn at most; more chosen pairs are sampled evenly (first and last always shown).
 MAX_DIALS = 16
@@ -79,20 +79,21 @@ class Fingerprint(LessonSection):
         bars = self.plot.vbar(x="q", top="distance", width=0.8, source=self.distances, color=COLORS["bar"],
                               name="fingerprint_bars")
         self.pos_line = Span(dimension="height", location=0, line_color=COLORS["pos"], line_width=2,
-                             line_dash="dashed", name="fingerprint_pos_line")
+                             line_dash="dashed", level=MOVING, name="fingerprint_pos_line")
         self.max_line = Span(dimension="width", location=8, line_color=COLORS["ink"], line_width=2,
                              line_dash="dotted", name="fingerprint_max_line")
         self.max_label = Label(x=0, y=8, x_units="screen", text="", text_font_size=LABEL_SIZE, x_offset=8,
                                y_offset=-26, name="fingerprint_max_label", text_color=COLORS["ink"])
         self.pos_label = Label(x=0, y=8, text="", text_font_size=LABEL_SIZE, text_color=COLORS["pos"], x_offset=6,
-                               y_offset=4, name="fingerprint_pos_label")
+                               y_offset=4, level=MOVING, name="fingerprint_pos_label")
         for model in (self.pos_line, self.max_line, self.max_label, self.pos_label):
             self.plot.add_layout(model)
         self.plot.scatter(x="q", y="distance", marker="marker", color="color", size=18, line_color="white",
-                          source=self.marks, name="fingerprint_marks_glyph")
+                          source=self.marks, level=MOVING, name="fingerprint_marks_glyph")
         self.plot.text(x="q", y="distance", text="label", source=self.marks, text_font_size=LABEL_SIZE,
                        text_color="color", x_offset=12, y_offset=-8, text_baseline="bottom",
-                       background_fill_color="white", background_fill_alpha=0.85, name="fingerprint_marks_text")
+                       background_fill_color="white", background_fill_alpha=0.85,
+                       level=MOVING, name="fingerprint_marks_text")
         self.plot.add_tools(HoverTool(renderers=[bars], tooltips=[("q", "@q"),
                                                                   ("‖PE_pos − PE_q‖", "@distance{0.0000}")]))
         self.plot.xaxis.axis_label = text(lang, "fingerprint_x")

@@ -33,7 +33,7 @@ from app.strings import text
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection, number
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, LiveHTML, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, LiveHTML, style_figure
 
 #: Positions drawn along each side of the image at most (256 × 256 float32: 256 kB).
 MOST_POSITIONS = 256
@@ -77,11 +77,13 @@ class GramMatrix(LessonSection):
                           name="gram_image")
         # Row pos: solid outline; column pos + k: dashed; their cell: a ring. Each spans one position.
         fig.hstrip(y0="p", y1=dodge("p", 1.0), source=self.marks, fill_alpha=0, line_color=COLORS["pos"],
-                   line_width=3, name="gram_row_mark")
+                   line_width=3, level=MOVING, name="gram_row_mark")
         fig.vstrip(x0="q", x1=dodge("q", 1.0), source=self.marks, fill_alpha=0, line_color=COLORS["target"],
-                   line_width=3, line_dash="dashed", name="gram_column_mark")
+                   line_width=3, line_dash="dashed", level=MOVING,
+                   name="gram_column_mark")
         fig.scatter(x=dodge("q", 0.5), y=dodge("p", 0.5), source=self.marks, size=18, marker="circle",
-                    fill_alpha=0, line_color=COLORS["ink"], line_width=3, name="gram_cell_mark")
+                    fill_alpha=0, line_color=COLORS["ink"], line_width=3, level=MOVING,
+                    name="gram_cell_mark")
         fig.add_tools(HoverTool(renderers=[image], tooltips=[
             (text(lang, "gram_y"), "$y{0}"), (text(lang, "gram_x"), "$x{0}"),
             (text(lang, "gram_hover_score"), "@image{0.0000}")]))
@@ -107,11 +109,11 @@ class GramMatrix(LessonSection):
                     color=COLORS["curve"], name="gram_row_dots")
         fig.scatter(x="q", y="distance", source=self.distance_marks, size=18, marker="circle",
                     fill_color=COLORS["target"],
-                    line_color="white", line_width=2, name="gram_distance_marks_dots")
+                    line_color="white", line_width=2, level=MOVING, name="gram_distance_marks_dots")
         fig.text(x="q", y="distance", text="label", source=self.distance_marks, text_align="align", x_offset=0,
                  y_offset=-12, text_baseline="bottom", text_font_size=LABEL_SIZE, text_font_style="bold",
                  text_color=COLORS["ink"], background_fill_color="white", background_fill_alpha=0.85,
-                 name="gram_distance_labels")
+                 level=MOVING, name="gram_distance_labels")
         fig.add_tools(HoverTool(renderers=[curve], mode="vline", tooltips=[
             ("q − pos", "@offset"), (text(lang, "gram_distance_y"), "@distance{0.0000}")]))
         fig.xaxis.axis_label = text(lang, "gram_x")

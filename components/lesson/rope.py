@@ -34,7 +34,7 @@ from app.strings import text
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, LiveHTML, readout, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, LiveHTML, readout, style_figure
 
 #: Positions along each side of the two score matrices at most (64 × 64 cells each).
 MOST_POSITIONS = 64
@@ -90,7 +90,7 @@ class RotaryPosition(LessonSection):
             cells = fig.rect(x="n", y="m", width=1, height=1, source=source, line_color=None,
                              fill_color={"field": "score", "transform": mapper}, name=f"{name}_cells")
             fig.rect(x="n", y="m", width=1, height=1, source=self.cell, fill_alpha=0, line_color=COLORS["ink"],
-                     line_width=3, name=f"{name}_cell_mark")
+                     line_width=3, level=MOVING, name=f"{name}_cell_mark")
             fig.add_tools(HoverTool(renderers=[cells], tooltips=[
                 ("m", "@m"), ("n", "@n"), (text(lang, "rope_hover_score"), "@score{0.0000}")]))
             fig.add_layout(ColorBar(color_mapper=mapper, title=text(lang, "rope_colorbar"), orientation="horizontal",

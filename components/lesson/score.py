@@ -30,7 +30,7 @@ from app.strings import text
 from components.distance import ScoreCurve
 from components.lesson.base import LessonSection, number
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, LiveHTML, readout, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, LiveHTML, readout, style_figure
 
 #: One colour per term, and the axis says which term each bar is (colour is only a help).
 TERM_COLORS = {"ee": COLORS["bar"], "ep": COLORS["pos"], "pe": COLORS["target"], "pp": COLORS["selected"]}
@@ -96,7 +96,7 @@ class WhatScoresSee(LessonSection):
                     line_color="white", legend_label=text(lang, "score_pp_legend"), name="score_pp_dots")
         fig.scatter(x="m", y="value", source=self.marker, size=24, marker="square", fill_alpha=0,
                     line_color=COLORS["target"], line_width=3, legend_label=text(lang, "score_pp_here"),
-                    name="score_pp_here")
+                    level=MOVING, name="score_pp_here")
         fig.xaxis.axis_label = text(lang, "score_pp_x")
         fig.yaxis.axis_label = text(lang, "score_pp_y")
         fig.legend.location = "top_right"

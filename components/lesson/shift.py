@@ -29,7 +29,7 @@ from components.checks import LiveChecks
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, TICK_SIZE, LiveHTML, style_figure
+from components.theme import COLORS, MOVING, TICK_SIZE, LiveHTML, style_figure
 
 #: Rows and columns of M_k drawn at most: its top-left corner beyond (32 pairs).
 MATRIX_SIZE = 64
@@ -104,7 +104,8 @@ class ShiftIsRotation(LessonSection):
         image = self.plot.image(image="image", x="x", y="y", dw="dw", dh="dh", color_mapper=mapper,
                                 source=self.matrix, name="shift_matrix_image")
         self.plot.quad(left="left", right="right", top="top", bottom="bottom", source=self.outline, fill_alpha=0,
-                       line_color=COLORS["selected"], line_width=3, name="shift_pair_outline_glyph")
+                       line_color=COLORS["selected"], line_width=3, level=MOVING,
+                       name="shift_pair_outline_glyph")
         self.plot.add_tools(HoverTool(renderers=[image], tooltips=[
             (text(lang, "shift_hover_row"), "$y{0}"),
             (text(lang, "shift_hover_column"), "$x{0}"),

@@ -37,7 +37,7 @@ from app.state import T_MAX
 from app.strings import text
 from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sample_starts, sample_targets
 from components.lesson.base import LessonSection, number
-from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, style_figure
 
 #: The lesson's position for the raw number: "at position 300 that coordinate is 300".
 LESSON_POS = 300
@@ -80,12 +80,12 @@ class WhyNotSimpler(LessonSection):
         self.raw_plot.line(x="pos", y="share", source=self.raw_share, line_width=4, line_color=COLORS["curve"],
                            name="simpler_raw_curve")
         self.raw_plot.scatter(x="pos", y="share", source=self.raw_marker, size=18, fill_color=COLORS["target"],
-                              line_color="white", line_width=2, name="simpler_raw_dot")
+                              line_color="white", line_width=2, level=MOVING, name="simpler_raw_dot")
         self.raw_plot.text(x="pos", y="share", text="label", source=self.raw_marker, x_offset=12,
                            y_offset={"field": "dy"}, text_baseline={"field": "side"}, text_font_size=LABEL_SIZE,
                            text_font_style="bold",
                            text_color=COLORS["target_text"], background_fill_color="white", background_fill_alpha=0.85,
-                           name="simpler_raw_label")
+                           level=MOVING, name="simpler_raw_label")
         self.raw_plot.yaxis.formatter.use_scientific = False
 
         # (b) n/T in two lengths
@@ -128,7 +128,8 @@ class WhyNotSimpler(LessonSection):
         for fig, source, label in ((self.learned_plot, self.learned_scores, None),
                                    (self.sinusoid_plot, self.sinusoid_scores, curve)):
             span = Span(dimension="height", location=0, line_color=COLORS["target"], line_width=2,
-                        line_dash="dotted", name=f"{fig.name.removesuffix('_plot')}_k_line")
+                        line_dash="dotted", level=MOVING,
+                        name=f"{fig.name.removesuffix('_plot')}_k_line")
             fig.add_layout(span)
             self.k_lines.append(span)
             dots = fig.scatter(x="k", y="score", source=source, size=SLOT_SIZES[2], line_width=2.5, fill_alpha=0,
@@ -151,7 +152,7 @@ class WhyNotSimpler(LessonSection):
                                          hatch_alpha=0.3, name="simpler_no_rows_box")
         nb.add_layout(self.no_rows_box)
         self.pos_line = Span(dimension="height", location=0, line_color=COLORS["target"], line_width=3,
-                             line_dash="dashed", name="simpler_pos_line")
+                             line_dash="dashed", level=MOVING, name="simpler_pos_line")
         nb.add_layout(self.pos_line)
         sin_line = nb.line(x="p", y="sinusoid", source=self.neighbours, line_width=4, line_color=COLORS["curve"],
                            name="simpler_neighbours_sinusoid")

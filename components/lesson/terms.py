@@ -47,7 +47,7 @@ from app import core
 from app.strings import text
 from components.lesson.base import LessonSection, number
 from components.sources import send_changes
-from components.theme import COLORS, LiveHTML, style_figure
+from components.theme import COLORS, MOVING, LiveHTML, style_figure
 
 #: Rows drawn at most: one per pair up to d_model = 64, bands of pairs beyond.
 MOST_ROWS = 32
@@ -126,7 +126,7 @@ class ScoreAsClocks(LessonSection):
         fig = self.score_figure
         fig.line(x="k", y="score", source=self.curve, line_color=COLORS["curve"], line_width=3, name="terms_curve_line")
         fig.scatter(x="k", y="score", source=self.marker, size=16, fill_color=COLORS["target"], line_color="white",
-                    line_width=2, name="terms_marker_dot")
+                    line_width=2, level=MOVING, name="terms_marker_dot")
         fig.yaxis.axis_label = text(lang, "terms_score_y")
         fig.xaxis.visible = False
 
@@ -140,7 +140,8 @@ class ScoreAsClocks(LessonSection):
                                 nonselection_line_alpha=1.0, selection_line_color=COLORS["bar"],
                                 name="terms_ridges")
         fig.multi_line(xs="k", ys=ridge_y, source=self.ridges, view=CDSView(filter=self.selected_ridge),
-                       line_color=COLORS["selected"], line_width=4.5, name="terms_selected_ridge_line")
+                       line_color=COLORS["selected"], line_width=4.5, level=MOVING,
+                       name="terms_selected_ridge_line")
         fig.xaxis.axis_label = text(lang, "terms_x")
         fig.yaxis.axis_label = text(lang, "terms_rows")
         self.row_labels = CustomJSTickFormatter(args={"starts": [0], "pairs": 1}, code=_ROW_LABEL,
@@ -150,7 +151,7 @@ class ScoreAsClocks(LessonSection):
         fig.ygrid.grid_line_alpha = 0.35
 
         self.k_lines = [Span(dimension="height", location=0, line_color=COLORS["target"], line_width=2.5,
-                             line_dash="dashed", name=f"terms_k_line_{i}") for i in range(2)]
+                             line_dash="dashed", level=MOVING, name=f"terms_k_line_{i}") for i in range(2)]
         self.score_figure.add_layout(self.k_lines[0])
         self.ridge_figure.add_layout(self.k_lines[1])
 
@@ -163,7 +164,7 @@ class ScoreAsClocks(LessonSection):
                         nonselection_line_alpha=1.0, selection_fill_color=COLORS["bar"], name="terms_bars_glyph")
         fig.hbar(y="y", left=0, right="term", height=0.7, source=self.bars, view=CDSView(filter=self.selected_bar),
                  fill_color=COLORS["selected"], line_color=COLORS["ink"], line_width=3,
-                 name="terms_selected_bar_glyph")
+                 level=MOVING, name="terms_selected_bar_glyph")
         fig.add_layout(Span(dimension="height", location=0, line_color=COLORS["ink"], line_width=1.5))
         fig.yaxis.visible = False
         fig.xaxis.axis_label = text(lang, "terms_bars_x")

@@ -1,0 +1,75 @@
+"""A step of k, pos or pair repaints only the figures' moving layer (components.theme.MOVING).
+
+BokehJS draws each figure on two canvases and repaints the lower one (axes, grids, curves, images)
+only when a renderer drawn there changes. These tests count, in the page, the repaints of each
+layer while a slider is pressed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.strings import text
+from tests.helpers import plots_drawn, press, wait_for_source, wait_until
+
+QUERY = "lang=en&d_model=32&T=24&base=10000&pair=0&pos=0&k=3"
+
+#: Counts each figure's repaints of its lower (primary) and upper (overlay) canvas.
+COUNT_PAINTS_JS = """() => {
+  const P = Bokeh.require("models/plots/plot_canvas").PlotView.prototype;
+  const C = window.__paints = {primary: {}, overlays: {}};
+  for (const [method, layer] of [["_paint_primary", "primary"], ["_paint_overlays", "overlays"]]) {
+    const own = P[method];
+    P[method] = function (...args) {
+      const name = this.model.name || this.model.id;
+      C[layer][name] = (C[layer][name] || 0) + 1;
+      return own.apply(this, args);
+    };
+  }
+}"""
+
+RESET_JS = "() => { window.__paints.primary = {}; window.__paints.overlays = {}; }"
+
+
+def _painted(page) -> dict[str, dict[str, int]]:
+    wait_until(lambda: plots_drawn(page, 4), timeout=15, message="the figures never finished painting")
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    return page.evaluate("() => window.__paints")
+
+
+@pytest.fixture
+def explore(page, app_url):
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.goto(f"{app_url}/explore?{QUERY}")
+    wait_until(lambda: plots_drawn(page, 6), timeout=60, message="/explore never drew its figures")
+    page.evaluate(COUNT_PAINTS_JS)
+    return page
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("label", "source", "check"), [
+    ("k", "row_marks", lambda d: list(d["top"]) == [0, 4]),
+    ("pos", "row_marks", lambda d: list(d["top"]) == [1, 4]),
+    # Pair 1 is coordinates 2 and 3: the columns x in [2, 4] of the heatmap.
+    ("pair", "pair_outline", lambda d: list(d["left"]) == [2] and list(d["right"]) == [4]),
+])
+def test_a_step_repaints_the_moving_layer_only(explore, label, source, check):
+    press(explore, text("en", label), "ArrowRight")
+    wait_for_source(explore, source, check)
+    painted = _painted(explore)
+    assert painted["primary"] == {}, painted
+    assert {"heatmap_plot", "pair_clock_plot"} <= set(painted["overlays"]), painted
+
+
+@pytest.mark.browser
+def test_a_size_change_still_repaints_the_figures(explore, console_errors):
+    # The counter sees a repaint of the lower canvas when one is due: T changes the axes and curves.
+    press(explore, text("en", "T"), "ArrowLeft")
+    wait_for_source(explore, "distance_samples", lambda d: len(d["k"]) > 0 and max(d["k"]) < 23)
+    painted = _painted(explore)
+    assert {"distance_plot", "heatmap_plot"} <= set(painted["primary"]), painted
+    # And the moving layer still shows the state after it: the big clock at pos 0 and pos + k = 3.
+    clock = wait_for_source(explore, "pair_clock", lambda d: len(d["x"]) == 2)
+    assert np.allclose(np.column_stack([clock["x"], clock["y"]]), [[0.0, 1.0], [np.sin(3), np.cos(3)]], atol=1e-3)
+    assert console_errors == []
