@@ -192,10 +192,10 @@ class _FastSync:
     _applied_at: ClassVar[float] = -math.inf
 
     def _server_change(self, doc, ref, subpath, attr, old, new) -> None:
-        # A drag: a change that comes within DRAG_INTERVAL_MS of the last one applied waits out the rest
-        # of that interval, and every change arriving meanwhile is merged into it (Panel merges while one
-        # waits), so the page gets at most one update per interval, always the latest value, and the
-        # last one DRAG_INTERVAL_MS after the hand stops at most. A single key press (nothing applied
+        # A drag: a change that comes within DRAG_INTERVAL_MS of the start of the last application waits
+        # out the rest of that interval, and every change arriving meanwhile is merged into it (Panel
+        # merges while one waits), so the page gets at most one update per interval, always the latest
+        # value, and the last one DRAG_INTERVAL_MS after the hand stops at most. A single key press (nothing applied
         # in the last interval) still goes at once (``_debounce`` 0).
         since = (time.monotonic() - self._applied_at) * 1000
         self._debounce = max(0, round(DRAG_INTERVAL_MS - since)) if since < DRAG_INTERVAL_MS else DEBOUNCE_MS
@@ -203,14 +203,14 @@ class _FastSync:
 
     def _process_events(self, events: dict) -> None:
         mark_connected()
-        try:
-            with one_message():
-                if events.keys() <= set(VALUE_PROPERTIES):
-                    self._process_step(events)
-                else:
-                    super()._process_events(events)
-        finally:
-            self._applied_at = time.monotonic()
+        # The interval runs from the start of one application to the start of the next, so a drag gets
+        # one update per DRAG_INTERVAL_MS however long each takes to compute.
+        self._applied_at = time.monotonic()
+        with one_message():
+            if events.keys() <= set(VALUE_PROPERTIES):
+                self._process_step(events)
+            else:
+                super()._process_events(events)
 
     def _process_step(self, events: dict) -> None:
         """Panel's ``Syncable._process_events`` for a slider step (``value``, ``value_throttled``).

@@ -105,6 +105,28 @@ def test_change_applies_the_value():
     assert discrete.value == 100
 
 
+def test_a_drag_gets_one_update_per_interval_counted_from_the_start_of_the_last(monkeypatch):
+    """A change within DRAG_INTERVAL_MS of the start of the last application waits out the rest of it;
+    the time the application took does not lengthen the interval."""
+    interval = fastsync.DRAG_INTERVAL_MS / 1000
+    slider = fastsync.FastIntSlider(start=0, end=10, value=1)
+    clock = [100.0]
+    monkeypatch.setattr(fastsync.time, "monotonic", lambda: clock[0])
+    step = slider._process_step
+
+    def slow_step(events):  # an application that takes 60 % of the interval
+        clock[0] += 0.6 * interval
+        step(events)
+
+    monkeypatch.setattr(slider, "_process_step", slow_step)
+    slider._server_change(Document(), "ref", None, "value", 1, 2)  # no session: applied at once
+    assert slider.value == 2
+    clock[0] = 100.0 + 0.75 * interval  # a quarter of the interval is left
+    assert scheduled_delay(slider, 3) == [round(0.25 * fastsync.DRAG_INTERVAL_MS)]
+    clock[0] = 100.0 + 1.01 * interval
+    assert scheduled_delay(slider, 3) == [0]
+
+
 def test_controls_use_fast_widgets_bound_to_the_state():
     state = ExplorerState(d_model=64, T=100)
     controls = Controls(state, ["d_model", "T", "base", "pair", "pos", "k"])
