@@ -268,11 +268,9 @@ class _OneMessage:
 
     For the app's other controls (option buttons, the sentence's text field): every model change
     a choice causes leaves as one PATCH-DOC, as a slider step's do, instead of one message per
-    changed model sent as each view updates. A watcher that assigns ``source.data`` directly
-    then never talks to Bokeh's session on its own: in CI, a choice of mistake on ``/mistakes``
-    once failed there with Bokeh's "_pending_writes should be non-None" (the held changes of the
-    same callback had gone out; the first unheld one failed, and the views after it were not
-    updated). Under a hold, Panel sends them itself.
+    changed model sent as each view updates. (The "_pending_writes should be non-None" failure seen
+    once in CI on ``/mistakes`` is fixed where it arose, in ``_locked_server_event``; this class
+    only saves messages.)
     """
 
     def _process_events(self, events: dict) -> None:
