@@ -171,7 +171,27 @@ def mark_connected() -> None:
         pn.state._connected[doc] = True
 
 
-class _FastSync:
+class _OneMessage:
+    """Panel's own handling of a browser change, inside ``one_message()``.
+
+    For the app's other controls (option buttons, the sentence's text field): every model change
+    a choice causes leaves as one PATCH-DOC, as a slider step's do, instead of one message per
+    changed model sent as each view updates. (The "_pending_writes should be non-None" failure seen
+    once in CI on ``/mistakes`` is fixed where it arose, in ``_locked_server_event``; this class
+    only saves messages.) ``_FastSync`` builds on it.
+    """
+
+    def _process_events(self, events: dict) -> None:
+        mark_connected()
+        with one_message():
+            self._apply_events(events)
+
+    def _apply_events(self, events: dict) -> None:
+        """What happens inside the one message: Panel's own processing."""
+        super()._process_events(events)
+
+
+class _FastSync(_OneMessage):
     """Mixin for a Panel widget: no debounce, no busy bookkeeping, one websocket message per change.
 
     ``_process_events`` is where a browser change becomes a parameter change
@@ -202,15 +222,16 @@ class _FastSync:
         super()._server_change(doc, ref, subpath, attr, old, new)
 
     def _process_events(self, events: dict) -> None:
-        mark_connected()
         # The interval runs from the start of one application to the start of the next, so a drag gets
         # one update per DRAG_INTERVAL_MS however long each takes to compute.
         self._applied_at = time.monotonic()
-        with one_message():
-            if events.keys() <= set(VALUE_PROPERTIES):
-                self._process_step(events)
-            else:
-                super()._process_events(events)
+        super()._process_events(events)
+
+    def _apply_events(self, events: dict) -> None:
+        if events.keys() <= set(VALUE_PROPERTIES):
+            self._process_step(events)
+        else:
+            super()._apply_events(events)
 
     def _process_step(self, events: dict) -> None:
         """Panel's ``Syncable._process_events`` for a slider step (``value``, ``value_throttled``).
@@ -261,22 +282,6 @@ class _FastSync:
         if pending and all(e.name in pending and e.new == pending[e.name] for e in events):
             return {}
         return super()._update_properties(*events, doc=doc)
-
-
-class _OneMessage:
-    """Panel's own handling of a browser change, inside ``one_message()``.
-
-    For the app's other controls (option buttons, the sentence's text field): every model change
-    a choice causes leaves as one PATCH-DOC, as a slider step's do, instead of one message per
-    changed model sent as each view updates. (The "_pending_writes should be non-None" failure seen
-    once in CI on ``/mistakes`` is fixed where it arose, in ``_locked_server_event``; this class
-    only saves messages.)
-    """
-
-    def _process_events(self, events: dict) -> None:
-        mark_connected()
-        with one_message():
-            super()._process_events(events)
 
 
 class OneMessageRadioButtonGroup(_OneMessage, pn.widgets.RadioButtonGroup):
