@@ -32,7 +32,7 @@ from app.lesson import SECTIONS as LESSON
 from app.prose import section_prose
 from app.state import LANGUAGES, LESSON_PARAMETERS, VIEW_PARAMETERS, ExplorerState, Notice, parse_query
 from app.strings import text
-from components.address import AddressBar, LanguageLink
+from components.address import AddressBar, LanguageLink, script_embedded
 from components.checks import LiveChecks
 from components.clocks import PairClocks
 from components.controls import Controls
@@ -390,17 +390,6 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
 
     page.__name__ = f"{slug}_page"
     return page
-
-
-def script_embedded() -> bool:
-    """Whether this session draws into another site's page (``bokeh.embed.server_document``'s autoload.js).
-
-    Such a page is the course site's own: its address, title and language are not the view's to set.
-    """
-    try:
-        return pn.state.curdoc.session_context.request.path.endswith("/autoload.js")
-    except AttributeError:
-        return False
 
 
 def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:

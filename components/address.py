@@ -12,6 +12,18 @@ from panel.custom import JSComponent
 
 from app.state import PAGE_PARAMETERS, URL_PARAMETERS, ExplorerState, source_of
 
+
+def script_embedded() -> bool:
+    """Whether this session draws into another site's page (``bokeh.embed.server_document``'s autoload.js).
+
+    Such a page is the course site's own: its address, title and language are not the view's to set.
+    """
+    try:
+        return pn.state.curdoc.session_context.request.path.endswith("/autoload.js")
+    except AttributeError:
+        return False
+
+
 #: Per session state, the parameters whose sliders write themselves into the address.
 _WRITTEN_BY_SLIDERS: WeakKeyDictionary[ExplorerState, set[str]] = WeakKeyDictionary()
 
@@ -38,8 +50,11 @@ def write_to_address(widget: pn.widgets.Widget, state: ExplorerState, name: str)
     (a query string sent from Python costs ~0.5 ms and ~130 bytes per step).
     The slider shows the state's value, also when the state corrects it, so
     the address follows the state; ``AddressBar`` sends the parameters that no
-    slider on the page writes. Returns ``widget``.
+    slider on the page writes. Returns ``widget``; drawn into another site's page
+    (``script_embedded``), unchanged: that page's address is not the view's.
     """
+    if script_embedded():
+        return widget
     widget.jscallback(value=_SLIDER_JS.replace("KEY", json.dumps(name), 1))
     # A lesson section's slider moves its mirror (app.state.StateMirror); the address bar watches the session's state.
     _WRITTEN_BY_SLIDERS.setdefault(source_of(state), set()).add(name)

@@ -32,6 +32,7 @@ from tornado.ioloop import IOLoop
 from app import rooms
 from app.state import URL_PARAMETERS, ExplorerState, parse_query
 from app.strings import text
+from components.address import script_embedded
 from components.theme import FIND_BY_ID_JS
 
 log = logging.getLogger("app.rooms")
@@ -541,8 +542,6 @@ class RoomBox(pn.viewable.Viewer):
 def room_box(state: ExplorerState, kind: str) -> RoomBox | None:
     """The maker for ``app.extras.TOP_TOOLS``: every page gets a room box but an embed (``controls=``, or
     drawn into a course site's page by ``server_document``), whose readers are not a class's teacher."""
-    from app.pages import script_embedded  # the pages import the extras, which import this module
-
     if state.controls or script_embedded():
         return None
     return RoomBox(state, kind)

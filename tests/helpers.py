@@ -44,6 +44,27 @@ def wait_until(condition: Callable[[], Any], timeout: float = 10.0, interval: fl
         time.sleep(interval)
 
 
+#: The element's box after two animation frames equals its box before them (the layout has settled).
+_STILL_JS = """async (el) => {
+  const box = () => JSON.stringify(el.getBoundingClientRect());
+  const before = box();
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  return box() === before;
+}"""
+
+
+def click_when_still(locator, timeout: float = 10.0) -> None:
+    """Click ``locator`` once it has stopped moving.
+
+    A step's new numbers can re-wrap a paragraph above a control and move it a line down a moment
+    after the data arrives; Playwright checks where the control is and then clicks there, so a
+    move in between sends the click elsewhere.
+    """
+    locator.scroll_into_view_if_needed()
+    wait_until(lambda: locator.evaluate(_STILL_JS), timeout=timeout, message="the element kept moving")
+    locator.click()
+
+
 # Columns arrive as plain arrays, typed arrays or Bokeh ndarrays (images); all
 # become {"shape": [...], "values": [...]} or plain lists so Python can read them.
 _READ_SOURCE = """

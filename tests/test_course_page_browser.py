@@ -98,6 +98,9 @@ def test_both_views_render_on_the_course_page_and_their_sliders_work(page, cours
     own.focus()
     own.press("ArrowRight")
     wait_until(lambda: page.evaluate(marker_k) == 6, timeout=10, message="the embedded k slider moves the marker")
+    # The embed's slider has no address writer (components.address._SLIDER_JS keeps its pending values in
+    # window.__peAddress, set the moment a slider with one moves): the course page's address is its own.
+    assert page.evaluate("() => window.__peAddress === undefined")
     # Nothing from a third host: the course page and the explorable only.
     hosts = {url.rsplit("/", 1)[0], app_url}
     foreign = [r for r in requests if not r.startswith(("data:", "blob:")) and not r.startswith(tuple(hosts))]

@@ -85,8 +85,9 @@ def test_every_panel_stylesheet_a_page_imports_was_preloaded_and_fetched_once(pa
     assert len(panel_css) == len(set(panel_css)), "a stylesheet was fetched twice: the preload missed the cache"
 
 
-def test_autoload_scripts_get_no_preload():
+def test_autoload_scripts_get_the_style_guard_and_no_preload():
+    guard = delivery.STYLE_GUARD.read_text()
     bundle = delivery._lighter(type("B", (), {"js_files": ["http://h:1/static/js/bokeh.min.js"], "js_raw": []})())
-    assert bundle.js_raw == []
+    assert bundle.js_raw == [guard]
     bundle = delivery._lighter(type("B", (), {"js_files": ["static/js/bokeh.min.js"], "js_raw": []})())
-    assert len(bundle.js_raw) == 1 and "rel = 'preload'" in bundle.js_raw[0]
+    assert len(bundle.js_raw) == 2 and bundle.js_raw[0] == guard and "rel = 'preload'" in bundle.js_raw[1]

@@ -82,6 +82,8 @@ def test_controls_apply_to_explore_and_the_sections(page, app_url, route, query,
                timeout=30, message="the clocks arrived")
     handles = page.get_by_role("slider")
     expect(handles).to_have_count(len(sliders))
-    assert sorted(h.get_attribute("aria-label") or "" for h in handles.all()) == sorted(sliders)
+    # Handles are named once the page is drawn (components.a11y.AccessibleNames runs after the first draw).
+    wait_until(lambda: sorted(h.get_attribute("aria-label") or "" for h in handles.all()) == sorted(sliders),
+               timeout=15, message=f"the handles are not named {sliders}")
     expect(page.get_by_role("button", name="Play")).to_have_count(0)
     assert console_errors == []

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
+from playwright.sync_api import expect
 
 from app import core
-from tests.helpers import press, wait_for_source
+from tests.helpers import click_when_still, press, wait_for_source
 
 pytestmark = pytest.mark.browser
 
@@ -24,7 +27,9 @@ def test_score_section_follows_k_and_the_heads(page, app_url, console_errors):
     terms = wait_for_source(page, "qk_terms", lambda d: np.allclose(d["value"], core.qk_terms(0, 4, 24, 32)))
     wait_for_source(page, "pp_by_start", lambda d: len(d["m"]) == 20)
 
-    page.get_by_role("button", name="aligned").click()
+    aligned = page.get_by_role("button", name="aligned")
+    click_when_still(aligned)
+    expect(aligned).to_have_class(re.compile(r"\bbk-active\b"))
     pp = wait_for_source(page, "pp_by_start", lambda d: len(d["m"]) == 20 and np.ptp(d["value"]) < 1e-9)
     np.testing.assert_allclose(pp["value"], core.position_term_by_start(4, 24, 32, "aligned")[1], atol=1e-9)
     assert console_errors == []
