@@ -260,7 +260,7 @@ class _GzipStream:
 
 
 #: Run on every page and autoload script once BokehJS has loaded (see the file's comment).
-STYLE_GUARD = STATIC_DIR / "style-guard.js"
+STYLE_GUARD_JS = (STATIC_DIR / "style-guard.js").read_text(encoding="utf-8")
 
 #: Served instead of ``bokeh-tables`` (see static/bokeh-tables-stub.js); versioned by its content.
 TABLES_STUB = STATIC_DIR / "bokeh-tables-stub.js"
@@ -286,7 +286,7 @@ def _lighter(bundle):
             setattr(bundle, attribute, _absolute(getattr(bundle, attribute)))
     page_of_its_own = not any("://" in (u.url if isinstance(u, URL) else str(u)) for u in bundle.js_files)
     if isinstance(getattr(bundle, "js_raw", None), list):
-        bundle.js_raw.append(STYLE_GUARD.read_text())
+        bundle.js_raw.append(STYLE_GUARD_JS)
         if page_of_its_own:
             bundle.js_raw.append(preload_script(pn.config.theme))
     return bundle

@@ -40,8 +40,9 @@ LABEL_SIZE = "15pt"
 #: The ``level`` of the glyphs and labels that move with a step of k, pos or pair. BokehJS draws a
 #: figure on two canvases: everything else on the first, this level on the second, above it. When only
 #: renderers of this level change, it repaints the second canvas alone, so a step redraws the hands and
-#: markers but not the axes, grids, curves, faces or images beneath them. Give it to every renderer drawn
-#: above a moving one as well, so that the figure's drawing order stays as it was.
+#: markers but not the axes, grids, curves, faces or images beneath them. Static renderers drawn above
+#: a moving one get it too where the order shows (the clocks' pins over their hands); the S(k) figure's
+#: dotted k line, once under its curve, now crosses over it.
 MOVING = "overlay"
 
 #: JavaScript: ``find(root, id)``, the element with that id under ``root`` or in any shadow root below it

@@ -6,7 +6,7 @@
 // (VisualProperties._get_css_value: a getComputedStyle per visual property of every axis and label),
 // and each read recomputes the invalidated styles. Skipping an identical write changes nothing on
 // screen (the same text gives the same rules) and leaves those reads nothing to recompute.
-// See docs/performance.md ("Identical style writes") and bokeh/bokeh#15286.
+// See docs/performance.md ("The browser's share of a step") and bokeh/bokeh#15286.
 (function () {
   const dom = window.Bokeh && Bokeh.require && Bokeh.require("core/dom");
   const proto = dom && dom.InlineStyleSheet && dom.InlineStyleSheet.prototype;

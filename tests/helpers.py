@@ -44,6 +44,11 @@ def wait_until(condition: Callable[[], Any], timeout: float = 10.0, interval: fl
         time.sleep(interval)
 
 
+def after_two_frames(page) -> None:
+    """Return once the page has rendered two more frames (BokehJS paints in the first)."""
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
 #: The element's box after two animation frames equals its box before them (the layout has settled).
 _STILL_JS = """async (el) => {
   const box = () => JSON.stringify(el.getBoundingClientRect());

@@ -86,7 +86,7 @@ def test_every_panel_stylesheet_a_page_imports_was_preloaded_and_fetched_once(pa
 
 
 def test_autoload_scripts_get_the_style_guard_and_no_preload():
-    guard = delivery.STYLE_GUARD.read_text()
+    guard = delivery.STYLE_GUARD_JS
     bundle = delivery._lighter(type("B", (), {"js_files": ["http://h:1/static/js/bokeh.min.js"], "js_raw": []})())
     assert bundle.js_raw == [guard]
     bundle = delivery._lighter(type("B", (), {"js_files": ["static/js/bokeh.min.js"], "js_raw": []})())

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from app.strings import text
-from tests.helpers import plots_drawn, press, wait_for_source, wait_until
+from tests.helpers import after_two_frames, plots_drawn, press, wait_for_source, wait_until
 
 QUERY = "lang=en&d_model=32&T=24&base=10000&pair=0&pos=0&k=3"
 
@@ -54,8 +54,7 @@ def _k_press_writes(page, k: int) -> dict[str, int]:
     press(page, text("en", "k"), "ArrowRight")
     wait_for_source(page, "row_marks", lambda d: list(d["top"]) == [0, k])
     wait_until(lambda: plots_drawn(page, 4), timeout=15, message="the figures never finished painting")
-    # Two animation frames: BokehJS paints in the first; the second has seen its writes.
-    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    after_two_frames(page)
     return page.evaluate("() => window.__styleWrites")
 
 
