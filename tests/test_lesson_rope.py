@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from app import core
 from app.state import BASES, ExplorerState
-from components.lesson.rope import RotaryPosition
+from components.lesson.rope import LABEL_GAP_PX, RotaryPosition, _label_places
 from tests.helpers import press, source_data, wait_for_source, wait_until
 
 
@@ -153,3 +153,28 @@ def test_rope_page_follows_the_keyboard(page, app_url, console_errors):
     wait_until(lambda: f"{angle_by_hand(2, 6):.1f}°" in angle_text(), message="angle did not follow k")
     assert source_data(page, "rope_cell")["n"].tolist() == [6]
     assert console_errors == []
+
+
+def test_hands_close_at_the_top_get_labels_on_either_side():
+    # k just counterclockwise of q, both near twelve o'clock: k's label runs left, q's right.
+    places = _label_places(math.pi / 2 - 0.05, math.pi / 2 + 0.05, k_ahead=True)
+    assert places["align"] == ["left", "right"]
+    assert places["dx"] == [LABEL_GAP_PX, -LABEL_GAP_PX]
+    # Swapped, so are the sides.
+    assert _label_places(math.pi / 2 + 0.05, math.pi / 2 - 0.05, k_ahead=False)["align"] == ["right", "left"]
+
+
+@given(st.floats(0, 2 * math.pi), st.floats(-0.5, 0.5).filter(lambda d: abs(d) > 1e-3))
+def test_labels_move_apart_along_the_circle_and_run_inwards_at_the_sides(start, gap):
+    end = start + gap
+    places = _label_places(start, end, k_ahead=gap > 0)
+    # Screen offsets turned back to the plot's y-up frame, projected on the counterclockwise tangent at
+    # each tip: the hand ahead counterclockwise moves counterclockwise, the other clockwise.
+    ahead_q, ahead_k = gap < 0, gap > 0
+    for angle, dy, ahead in ((start, places["dy"][0], ahead_q), (end, places["dy"][1], ahead_k)):
+        along = -dy * math.cos(angle)  # the tangent's y part is cos(angle); screen dy points down
+        if abs(math.cos(angle)) > 0.05:
+            assert (along > 0) == ahead
+    for angle, align in ((start, places["align"][0]), (end, places["align"][1])):
+        if abs(math.cos(angle)) > 0.3:  # near the sides the text runs towards the centre
+            assert align == ("left" if math.cos(angle) < 0 else "right")

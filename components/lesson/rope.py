@@ -60,6 +60,33 @@ def pair_angle(vector: np.ndarray, pair: int) -> float:
     return math.atan2(float(vector[2 * pair + 1]), float(vector[2 * pair]))
 
 
+
+#: How far a hand's label sits from its tip, along the circle (screen pixels).
+LABEL_GAP_PX = 16
+#: Tips further than this from the vertical axis (|x| on the unit circle) get labels that run inwards.
+SIDE = 0.3
+
+
+def _label_places(start: float, end: float, k_ahead: bool) -> dict[str, list]:
+    """Screen offsets and alignments of the q and k hands' labels (hand angles ``start``, ``end``, radians).
+
+    Each label moves from its tip along the circle, away from the other hand: the hand ahead
+    counterclockwise (the k hand if ``k_ahead``) counterclockwise, the other clockwise. Near the top
+    and bottom of the circle (|x| <= ``SIDE``) the text runs on in that direction; further out, where
+    it could run out of the figure, it runs inwards, over the face.
+    """
+    places: dict[str, list] = {"dx": [], "dy": [], "align": []}
+    for angle, ahead in ((start, not k_ahead), (end, k_ahead)):
+        sign = 1.0 if ahead else -1.0
+        tx, ty = -math.sin(angle) * sign, math.cos(angle) * sign  # unit tangent, away from the other hand
+        runs_right = tx > 0 if abs(math.cos(angle)) <= SIDE else math.cos(angle) < 0
+        # The text starts a gap beyond the tip in the direction it runs, so it never covers the tip.
+        places["dx"].append(LABEL_GAP_PX if runs_right else -LABEL_GAP_PX)
+        places["dy"].append(round(-LABEL_GAP_PX * ty, 1))  # screen y grows downwards
+        places["align"].append("left" if runs_right else "right")
+    return places
+
+
 class RotaryPosition(LessonSection):
     """Rotary against additive: the same word and head, the score matrices side by side."""
 
@@ -74,7 +101,8 @@ class RotaryPosition(LessonSection):
         self.additive = ColumnDataSource(name="additive_scores", data={"m": [], "n": [], "score": []})
         self.cell = ColumnDataSource(name="rope_cell", data={"m": [], "n": []})
         self.hands = ColumnDataSource(name="rope_hands", data={"x": [], "y": [], "label": [], "color": [],
-                                                               "dash": [], "marker": []})
+                                                               "dash": [], "marker": [], "dx": [], "dy": [],
+                                                               "align": []})
         self.arc = ColumnDataSource(name="rope_arc", data={"start": [], "end": []})
         self._spreads = (0.0, 0.0)
         self._head: tuple[int, np.ndarray, np.ndarray] | None = None
@@ -114,7 +142,10 @@ class RotaryPosition(LessonSection):
                       line_dash={"field": "dash"}, name="rope_hand_lines")
         clock.scatter(x="x", y="y", source=self.hands, marker={"field": "marker"}, size=20, fill_color="color",
                       line_color="white", line_width=2, name="rope_hand_tips")
-        clock.text(x="x", y="y", text="label", source=self.hands, x_offset=14, y_offset=-10,
+        # Each label sits beside its tip on the side away from the other hand (``_label_places``), so the
+        # two never cover each other however close the hands are.
+        clock.text(x="x", y="y", text="label", source=self.hands, x_offset="dx", y_offset="dy",
+                   text_align="align", text_baseline="middle",
                    text_font_size=LABEL_SIZE, text_font_style="bold", text_color="color",
                    background_fill_color="white", background_fill_alpha=0.8, name="rope_hand_labels")
         clock.xaxis.axis_label = "2i"
@@ -175,7 +206,8 @@ class RotaryPosition(LessonSection):
                 "y": [round(math.sin(start), HAND_DECIMALS), round(math.sin(end), HAND_DECIMALS)],
                 "label": [text(s.lang, "rope_hand_q") + f" = {m}", text(s.lang, "rope_hand_k") + f" = {n}"],
                 "color": [COLORS["pos"], COLORS["target"]],
-                "dash": ["solid", "dashed"], "marker": ["circle", "square"]})
+                "dash": ["solid", "dashed"], "marker": ["circle", "square"],
+                **_label_places(start, end, k_ahead=between >= 0)})
             lo, hi = (start, start + math.radians(between)) if between >= 0 else (start + math.radians(between), start)
             send_changes(self.arc, {"start": [round(lo, HAND_DECIMALS)], "end": [round(hi, HAND_DECIMALS)]})
             self.clock_figure.title.text = text(s.lang, "rope_clock_title", pair=s.pair, m=m, n=n)
