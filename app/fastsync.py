@@ -1,7 +1,7 @@
 """The one place where the explorable reaches into Panel and Bokeh internals, for latency.
 
-A teacher presses a key on a slider and the room watches the picture move; three
-things in stock Panel 1.9 / Bokeh 3.9 put ~50-90 ms between the key and the
+A teacher presses a key on a slider and the room watches the picture move; four
+things in stock Panel 1.9 / Bokeh 3.9 put ~60-100 ms between the key and the
 new data, none of it computing:
 
 1. **Panel's debounce.** Every browser-to-server property change goes through
@@ -34,6 +34,13 @@ new data, none of it computing:
    them as one (``one_message``), and skip Panel's "busy" counting, its
    ``edit_readonly`` and the rebuilding of the browser's own value (``_process_step``).
 
+4. **Panel's 10 ms retry.** The step runs while Bokeh is still writing its
+   ``OK`` to the key's message (each frame's write yields to the event loop),
+   so the socket's write lock is taken when the step's message is ready, and
+   Panel retries such a message only after ``asyncio.sleep(0.01)``.
+   ``install()`` makes that message leave the moment the lock is free
+   (``_schedule_write_events_sent_when_free``).
+
 Widgets stay param-driven: the classes are ordinary Panel widgets built with
 ``from_param``; only a class attribute and one wrapped method differ.
 Everything here relies on names that are private in Panel and Bokeh:
@@ -51,7 +58,9 @@ and ``panel.io.server.WSHandler``, ``bokeh.io.doc.patch_curdoc`` with its list
 ``Property._may_have_unstable_default``, ``HasProps._overridden_defaults`` and
 ``PropertyDescriptor.has_unstable_default`` (``cache_bokeh_defaults``), and
 ``Syncable._server_event`` with ``state._unblocked``, ``state._change_callbacks`` and
-``Syncable._event_coroutine`` (``_locked_server_event``). tests/test_fastsync.py asserts each of them
+``Syncable._event_coroutine`` (``_locked_server_event``), and ``panel.io.document``'s
+``schedule_write_events``, ``_WRITE_MSGS`` and ``dispatch_tornado`` with Bokeh's
+``WSHandler.write_lock`` (``_schedule_write_events_sent_when_free``). tests/test_fastsync.py asserts each of them
 exists and still has the effect relied on, so an upgrade that moves one fails
 the tests instead of silently bringing the latency back. pyproject.toml pins
 ``panel>=1.8,<1.10`` for the same reason.
@@ -59,6 +68,8 @@ the tests instead of silently bringing the latency back. pyproject.toml pins
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib
 import math
 import time
@@ -77,9 +88,12 @@ from bokeh.core.property import descriptors as bokeh_descriptors
 from bokeh.document.events import ModelChangedEvent
 from bokeh.io import doc as bokeh_doc
 from bokeh.server import urls as bokeh_urls
+from panel.io import document as panel_document
 from panel.io import server as panel_server
 from panel.reactive import Syncable as _Syncable
 from panel.reactive import _syncing
+from tornado.iostream import StreamClosedError
+from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from app import guard
 
@@ -583,6 +597,48 @@ def _locked_server_event(self, doc, event) -> None:
         _STOCK_SERVER_EVENT(self, doc, event)
 
 
+_STOCK_SCHEDULE_WRITE_EVENTS = panel_document.schedule_write_events
+#: The writers of ``_schedule_write_events_sent_when_free`` still running.
+_WRITERS: set[asyncio.Future] = set()
+
+
+def _schedule_write_events_sent_when_free(doc, connections, events) -> None:
+    """Panel's ``schedule_write_events``, then each message written the moment its socket is free.
+
+    A key press reaches the server as a ``PATCH-DOC`` that Bokeh answers with an
+    ``OK``, written under the socket's ``write_lock`` in three frames. Each frame's
+    write yields to the event loop, and the change the message scheduled runs
+    there: so the step's hold ends while the lock is taken, and Panel's
+    ``unlocked()`` serializes the step's message and leaves it in ``_WRITE_MSGS``.
+    Panel's ``_dispatch_msgs`` then finds the lock taken and retries after
+    ``asyncio.sleep(0.01)``: every key press waited ~10 ms with its answer ready
+    (measured in the served app: step done → message dispatched 10-11 ms, every
+    press). Here a task also waits on the lock itself (tornado's lock is
+    first-come, first-served) and, holding it, writes what is still waiting for
+    that connection, in order; Panel's retry then finds nothing left.
+    """
+    _STOCK_SCHEDULE_WRITE_EVENTS(doc, connections, events)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no event loop here: Panel's own retry sends it
+        return
+    for conn in connections:
+        if isinstance(conn._socket, WebSocketHandler) and hasattr(conn._socket, "write_lock"):
+            task = asyncio.ensure_future(_write_when_free(doc, conn))
+            _WRITERS.add(task)  # the loop keeps only a weak reference to a task
+            task.add_done_callback(_WRITERS.discard)
+
+
+async def _write_when_free(doc, conn) -> None:
+    """Write ``conn``'s messages that Panel left waiting for ``doc``, once its socket's lock is ours."""
+    async with conn._socket.write_lock:
+        messages = panel_document._WRITE_MSGS.get(doc, {}).pop(conn, [])
+        futures = [future for message in messages for future in panel_document.dispatch_tornado(conn, msg=message)]
+        for future in futures:
+            with contextlib.suppress(WebSocketClosedError, StreamClosedError):  # Bokeh's on_close cleans up
+                await future
+
+
 #: The modules that hold Bokeh's ``patch_curdoc`` under that name (imported at their import time).
 _PATCH_CURDOC_HOLDERS = ("bokeh.io.doc", "bokeh.application.handlers.code", "panel.io.handlers")
 
@@ -592,7 +648,8 @@ def installed() -> bool:
     handlers = [entry[1] for entry in bokeh_urls.per_app_patterns if entry[0] == r"/ws"]
     safe = all(importlib.import_module(name).patch_curdoc is safe_patch_curdoc for name in _PATCH_CURDOC_HOLDERS)
     return (bool(handlers) and all(handler is NoDelayWSHandler for handler in handlers) and safe and defaults_cached()
-            and _Syncable._server_event is _locked_server_event)
+            and _Syncable._server_event is _locked_server_event
+            and panel_document.schedule_write_events is _schedule_write_events_sent_when_free)
 
 
 def install() -> None:
@@ -603,10 +660,12 @@ def install() -> None:
     this must run before ``pn.serve``. Also puts ``safe_patch_curdoc`` in the
     place of Bokeh's ``patch_curdoc``, caches Bokeh's default property values
     (``cache_bokeh_defaults``) and runs Panel's deferred browser events under the
-    document lock (``_locked_server_event``). Idempotent.
+    document lock (``_locked_server_event``) and writes a step's message as soon as
+    its socket is free (``_schedule_write_events_sent_when_free``). Idempotent.
     """
     cache_bokeh_defaults()
     _Syncable._server_event = _locked_server_event
+    panel_document.schedule_write_events = _schedule_write_events_sent_when_free
     for module_name in _PATCH_CURDOC_HOLDERS:
         module = importlib.import_module(module_name)
         if not hasattr(module, "patch_curdoc"):

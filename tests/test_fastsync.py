@@ -7,14 +7,17 @@ just delete the assertion, or key presses quietly get 50-90 ms slower.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextlib
 import gc
 import inspect
+import json
 import math
 import socket
 import threading
 from types import SimpleNamespace
+from unittest import mock
 
 import numpy as np
 import panel as pn
@@ -207,7 +210,6 @@ def _serialized_page(route: str, query: dict) -> str:
     """The page's whole document as JSON text (buffers by content: their ids change per serialization)."""
     import json
     import re
-    from unittest import mock
 
     from bokeh.document import Document
     from panel.io.state import set_curdoc
@@ -279,7 +281,6 @@ def test_a_deferred_browser_event_runs_under_the_document_lock():
     Panel defers a browser event while a property change is waiting, and runs the deferred event
     (which first applies the waiting change) as a bare asyncio task, without Bokeh's document lock;
     after ``install`` it is a next-tick callback of the document, which Bokeh runs holding it."""
-    from unittest import mock
 
     from bokeh.events import ButtonClick
 
@@ -615,3 +616,122 @@ def test_bokeh_still_forgets_a_connection_closed_before_it_exists():
 
     assert "if self.connection is not None" in inspect.getsource(BokehWSHandler.on_close)
     assert "self.connection = self.application.new_connection" in inspect.getsource(BokehWSHandler._async_open)
+
+
+# ---------------------------------------------------------------------------
+# A step's message is written once the socket is free, not 10 ms later.
+# ---------------------------------------------------------------------------
+
+class _FramesConnection:
+    """Tornado's websocket connection, reduced to recording the frames written to it."""
+
+    def __init__(self) -> None:
+        self.frames: list[str | bytes] = []
+
+    def is_closing(self) -> bool:
+        return False
+
+    def write_message(self, message, binary=False):
+        self.frames.append(message)
+        future = asyncio.get_running_loop().create_future()
+        future.set_result(None)
+        return future
+
+
+def _served_connection():
+    """A Bokeh server connection whose socket is a websocket handler with Bokeh's write lock."""
+    from bokeh.protocol import Protocol
+    from tornado import locks
+
+    handler = object.__new__(fastsync.NoDelayWSHandler)  # no request: only what dispatch_tornado reads
+    handler.ws_connection = _FramesConnection()
+    handler.write_lock = locks.Lock()
+    return _Connection(handler, Protocol())
+
+
+class _Connection:
+    """A ``ServerConnection`` as Panel's writers read it: its socket and protocol (hashable, as Panel keys by it)."""
+
+    def __init__(self, socket, protocol) -> None:
+        self._socket, self.protocol = socket, protocol
+
+
+def _two_changes():
+    from bokeh.document.events import ModelChangedEvent
+    from bokeh.models import Div
+
+    doc = Document()
+    first, second = Div(text="a", name="first"), Div(text="b", name="second")
+    doc.add_root(first)
+    doc.add_root(second)
+    return doc, [ModelChangedEvent(doc, first, "text", "one")], [ModelChangedEvent(doc, second, "text", "two")]
+
+
+def _written_while_panel_waits(schedule) -> tuple[list[str], list[str], list[float]]:
+    """Schedule two steps' messages while the socket's lock is taken (Bokeh writing its OK), free it, and
+    return the frames written before the lock was freed, those written after, and Panel's retry waits.
+
+    Panel's retry sleep is replaced by a wait that never ends, so what is written comes from elsewhere."""
+    from panel.io import document as panel_document
+
+    doc, first, second = _two_changes()
+    conn = _served_connection()
+    waits: list[float] = []
+
+    async def never(seconds: float) -> None:
+        waits.append(seconds)
+        await asyncio.get_running_loop().create_future()
+
+    turn = asyncio.sleep  # one turn of the loop (asyncio.sleep itself is Panel's retry wait below)
+
+    async def scenario():
+        with mock.patch.object(panel_document.asyncio, "sleep", never):
+            await conn._socket.write_lock.acquire()
+            schedule(doc, [conn], first)
+            schedule(doc, [conn], second)
+            for _ in range(20):
+                await turn(0)
+            before = list(conn._socket.ws_connection.frames)
+            conn._socket.write_lock.release()
+            for _ in range(20):
+                await turn(0)
+            after = conn._socket.ws_connection.frames[len(before):]
+            for task in asyncio.all_tasks() - {asyncio.current_task()}:
+                task.cancel()
+            return before, after
+
+    try:
+        before, after = off_the_main_thread(lambda: asyncio.run(scenario()))
+    finally:
+        panel_document._WRITE_MSGS.pop(doc, None)
+        panel_document._WRITE_BLOCK.pop(doc, None)
+    return before, after, waits
+
+
+def test_panel_still_retries_a_message_held_by_the_socket_lock_after_a_sleep():
+    """Guards panel.io.document.schedule_write_events, _WRITE_MSGS and _dispatch_msgs: a message made while
+    the socket's write_lock is taken waits in _WRITE_MSGS and Panel retries it after asyncio.sleep(0.01)."""
+    before, after, waits = _written_while_panel_waits(fastsync._STOCK_SCHEDULE_WRITE_EVENTS)
+    assert before == [] and after == [], "Panel's own path writes nothing until its retry"
+    assert waits and set(waits) == {0.01}
+
+
+def test_a_message_held_by_the_socket_lock_is_written_as_soon_as_the_lock_is_free():
+    """``_schedule_write_events_sent_when_free``: nothing is written while Bokeh holds the lock (no frames
+    interleaved with its reply); once it is freed, both waiting messages are written, whole and in order,
+    without waiting for Panel's retry."""
+    before, after, _ = _written_while_panel_waits(fastsync._schedule_write_events_sent_when_free)
+    assert before == []
+    assert len(after) == 6, "two PATCH-DOC messages of three frames each"
+    headers = [json.loads(frame) for frame in after[0::3]]
+    assert [h["msgtype"] for h in headers] == ["PATCH-DOC", "PATCH-DOC"]
+    contents = [json.loads(frame) for frame in after[2::3]]
+    assert [c["events"][0]["new"] for c in contents] == ["one", "two"]
+
+
+def test_install_writes_held_messages_when_the_socket_is_free():
+    from panel.io import document as panel_document
+
+    fastsync.install()
+    assert panel_document.schedule_write_events is fastsync._schedule_write_events_sent_when_free
+    assert fastsync.installed()
