@@ -377,6 +377,65 @@ def test_one_key_press_is_one_message(app_url):
     assert _named_in_first_patch(app_url, "/explore", "distance_marker", watched, press_k) == watched
 
 
+def test_a_key_press_is_answered_with_its_data_before_bokehs_ok(app_url):
+    """The step runs inside Bokeh's handling of the key's PATCH-DOC (``_FastSync._applies_now``), so its
+    data leaves before Bokeh's OK to that message, as a plain Bokeh ``on_change`` app's does. Panel's own
+    path runs it on a later turn of the loop, while the OK is written: the OK would come first."""
+    import asyncio
+
+    from app.strings import text
+    from bench.protocol import BokehClient, objects
+
+    async def first_answers() -> list[str]:
+        port = int(app_url.rsplit(":", 1)[1])
+        client = BokehClient("127.0.0.1", port, "/explore", {"lang": "en"})
+        await client.open(expect=("distance_marker",))
+        try:
+            marker = next(o["id"] for o in objects(client.doc)
+                          if o.get("attributes", {}).get("name") == "distance_marker")
+            await client.set_value(client.slider_id(text("en", "k")), 5)
+            seen = []
+            while "OK" not in seen:
+                message = await client.receive(10)
+                seen.append("data" if message.msgtype == "PATCH-DOC" and marker in message.content else message.msgtype)
+            return seen
+        finally:
+            client.close()
+
+    answers = off_the_main_thread(lambda: asyncio.run(first_answers()))
+    assert answers[0] == "data", answers
+
+
+class _PatchingSession:
+    """What ``_applies_now`` reads of Bokeh's ServerSession while it applies a browser's PATCH-DOC."""
+
+    def __init__(self, connection: object | None, pending: list | None) -> None:
+        self._current_patch_connection, self._pending_writes = connection, pending
+
+
+@pytest.mark.parametrize(("connection", "pending", "attr", "expected"), [
+    (object(), [], "value", True),           # inside _handle_patch, document lock held
+    (object(), [], "value_throttled", True),
+    (None, [], "value", False),              # a document callback, not a browser's message
+    (object(), None, "value", False),        # lock not held
+    (object(), [], "start", False),          # not a step
+])
+def test_a_step_is_applied_inside_bokehs_handling_only_when_bokeh_is_applying_a_browser_message(
+        connection, pending, attr, expected):
+    """Guards ``ServerSession._current_patch_connection`` and ``_pending_writes`` (set by ``_handle_patch``
+    and its ``_needs_document_lock``)."""
+    from bokeh.server.session import ServerSession
+
+    handle_patch = inspect.getsource(ServerSession._handle_patch)
+    assert "self._current_patch_connection = connection" in handle_patch
+    assert "self._pending_writes = []" in inspect.getsource(inspect.getmodule(ServerSession))
+    slider = fastsync.FastIntSlider(start=0, end=10, value=1)
+    doc = SimpleNamespace(session_context=SimpleNamespace(session=_PatchingSession(connection, pending)))
+    assert slider._applies_now(doc, "ref", None, attr) is expected
+    slider._events = {"value": 3}  # a change already waiting: merged into it instead
+    assert slider._applies_now(doc, "ref", None, attr) is False
+
+
 def test_a_choice_of_option_buttons_is_one_message(app_url):
     """A choice of mistake on /mistakes: the ladder's, the norms' and the score curve's sources all
     arrive in one PATCH-DOC (``OneMessageRadioButtonGroup``), as a slider step's do."""
