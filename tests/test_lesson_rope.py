@@ -117,6 +117,9 @@ def test_section_matrices_and_hands():
     assert view.angle.object == angle  # the angle depends on n - m only
     assert view.cell.data == {"m": [9], "n": [12]}
     assert view.hands.data["label"] == ["q at m = 9", "k at n = 12"]
+    # m and n are on the hands; the title names the pair alone, so it stays short enough for the figure
+    # in presentation mode's type (the earlier title with both positions was cut off there).
+    assert view.clock_figure.title.text == f"Pair {state.pair} of q and of k"
     qa = rotation_by_hand(9, 32, 1e4) @ q
     assert view.hands.data["x"][0] == pytest.approx(qa[0] / math.hypot(qa[0], qa[1]), abs=1e-4)
     state.T = 200

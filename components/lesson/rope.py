@@ -210,7 +210,9 @@ class RotaryPosition(LessonSection):
                 **_label_places(start, end, k_ahead=between >= 0)})
             lo, hi = (start, start + math.radians(between)) if between >= 0 else (start + math.radians(between), start)
             send_changes(self.arc, {"start": [round(lo, HAND_DECIMALS)], "end": [round(hi, HAND_DECIMALS)]})
-            self.clock_figure.title.text = text(s.lang, "rope_clock_title", pair=s.pair, m=m, n=n)
+            # m and n are on the hands' labels; the title names the pair only, so that it fits the figure
+            # in presentation mode's type size too.
+            self.clock_figure.title.text = text(s.lang, "rope_clock_title", pair=s.pair)
             self.angle.object = readout(s.lang, "rope_angle", angle=between, offset=n - m)
 
     def live_values(self) -> dict[str, str]:
