@@ -1,4 +1,4 @@
-"""Start the app or the naive baseline for the benchmark: ``python -m bench.serve {app,naive,floor} PORT [PROCS]``.
+"""Start an app for the benchmark: ``python -m bench.serve {app,naive,floor,timeline} PORT [PROCS]``.
 
 Sessions are discarded 1 s after their websocket closes (Bokeh's defaults are
 15 s, checked every 17 s) so that the memory part sees closed sessions go
@@ -29,6 +29,10 @@ def main(argv: list[str]) -> None:
         if procs != 1:
             raise SystemExit("the naive baseline is served by one process")
         serve(port, **SESSION_OPTIONS)
+    elif which == "timeline":  # the app with a key press's steps logged (bench/timeline.py)
+        from bench.timeline import serve as serve_timed
+
+        serve_timed(port)
     elif which == "floor":
         from bench.floor_app import serve as serve_floor
 
@@ -36,7 +40,7 @@ def main(argv: list[str]) -> None:
             raise SystemExit("the floor is served by one process")
         serve_floor(port, **SESSION_OPTIONS)
     else:
-        raise SystemExit(f"unknown app {which!r}: app, naive or floor")
+        raise SystemExit(f"unknown app {which!r}: app, naive, floor or timeline")
 
 
 if __name__ == "__main__":

@@ -2,10 +2,11 @@
 
     python -m bench.timeline [--page /explore] [--size lesson] [--param k] [--presses 24] [--runs 3]
 
-Serves the app in a subprocess whose websocket handler and sync path log the
-wall-clock time of each step (``serve`` below), opens the page in Chromium with
-every websocket frame timed as it is sent and as its ``message`` event is
-dispatched, and presses the slider's arrow key. Per press, in ms after the
+Serves the app in a subprocess (``python -m bench.serve timeline PORT``) whose
+websocket handler and sync path log the wall-clock time of each step (``serve``
+below), opens the page in Chromium with every websocket frame timed as it is
+sent and as its ``message`` event is dispatched, and presses the slider's arrow
+key. Per press, in ms after the
 ``keydown`` (one clock: browser and server run on this machine):
 
 * ``server receives``: the first frame of the key's first ``PATCH-DOC`` reaches the handler;
@@ -24,15 +25,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlencode
 
-ROOT = Path(__file__).resolve().parent.parent
+#: The file the served app logs its steps to (set by ``run`` for the server it starts).
+LOG_ENV = "PE_TIMELINE_LOG"
 
 #: In the page: every websocket frame sent and every message dispatched, and each keydown, by one clock.
 PAGE_CLOCK_JS = """
@@ -53,16 +53,15 @@ PAGE_CLOCK_JS = """
 """
 
 
-def serve(port: int, log_path: str) -> None:
-    """``python -m bench.serve app PORT`` with the handler's and the sync path's steps logged to ``log_path``."""
-    sys.path.insert(0, str(ROOT))
+def serve(port: int) -> None:
+    """The app as ``bench.serve`` serves it, its handler's and sync path's steps logged to ``$PE_TIMELINE_LOG``."""
     import bokeh.server.views.ws as bokeh_ws
     import panel.io.document as panel_document
 
     from app import fastsync
     from bench.serve import main
 
-    log = open(log_path, "a", buffering=1)  # noqa: SIM115 - open for the server's lifetime
+    log = open(os.environ[LOG_ENV], "a", buffering=1)  # noqa: SIM115 - open for the server's lifetime
 
     def stamp(kind: str, detail: str = "") -> None:
         log.write(f"{kind} {time.time() * 1000:.3f} {detail}\n")
@@ -126,59 +125,42 @@ def _press_timeline(events: list, server_lines: list[str]) -> dict[str, float | 
 
 def run(page_path: str, size: str, param: str, presses: int) -> list[dict[str, float | None]]:
     """One fresh server and browser; the timeline of each counted press."""
-    from bench.run import HANDLE_ORDER, PAGE_FIGURES, SIZES, _browser, free_port, plots_drawn, wait_until
+    from bench.run import HANDLE_ORDER, PAGE_FIGURES, SIZES, _browser, plots_drawn, server, wait_until
 
-    port = free_port()
-    log_path = tempfile.mkstemp(prefix="timeline-", suffix=".log")[1]
-    server = subprocess.Popen([sys.executable, "-m", "bench.timeline", "serve", str(port), log_path], cwd=ROOT,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    manager = browser = None
+    log_path = Path(tempfile.mkstemp(prefix="timeline-", suffix=".log")[1])
+    os.environ[LOG_ENV] = str(log_path)  # the server subprocess inherits it
+    manager, browser = _browser()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/liveness", timeout=2)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)  # polling the server's start, not synchronising a measurement
-        manager, browser = _browser()
-        page = browser.new_page(viewport={"width": 1920, "height": 1080})
-        page.add_init_script(PAGE_CLOCK_JS)
-        page.goto(f"http://127.0.0.1:{port}{page_path}?{urlencode(SIZES[size])}", timeout=120_000)
-        wait_until(lambda: plots_drawn(page, PAGE_FIGURES), timeout=120, interval=0.2)
-        handle = page.locator(".noUi-handle").nth(HANDLE_ORDER.index(param))
-        handle.focus()
-        out = []
-        for i in range(presses + 2):
-            page.evaluate("() => { window.__timeline = []; }")
-            Path(log_path).write_text("")
-            page.keyboard.press("ArrowRight" if (i // 10) % 2 == 0 else "ArrowLeft")
-            # The press is over once neither side has logged anything new for 150 ms.
-            seen, quiet_since = -1, time.monotonic()
-            while time.monotonic() - quiet_since < 0.15:
-                count = page.evaluate("() => window.__timeline.length") + len(Path(log_path).read_text())
-                if count != seen:
-                    seen, quiet_since = count, time.monotonic()
-                page.wait_for_timeout(20)
-            if i >= 2:
-                out.append(_press_timeline(page.evaluate("() => window.__timeline"),
-                                           Path(log_path).read_text().splitlines()))
-        return out
+        with server("timeline") as (port, _):
+            page = browser.new_page(viewport={"width": 1920, "height": 1080})
+            page.add_init_script(PAGE_CLOCK_JS)
+            page.goto(f"http://127.0.0.1:{port}{page_path}?{urlencode(SIZES[size])}", timeout=120_000)
+            wait_until(lambda: plots_drawn(page, PAGE_FIGURES), timeout=120, interval=0.2)
+            handle = page.locator(".noUi-handle").nth(HANDLE_ORDER.index(param))
+            handle.focus()
+            out = []
+            for i in range(presses + 2):
+                page.evaluate("() => { window.__timeline = []; }")
+                log_path.write_text("")
+                page.keyboard.press("ArrowRight" if (i // 10) % 2 == 0 else "ArrowLeft")
+                # The press is over once neither side has logged anything new for 150 ms.
+                seen, quiet_since = -1, time.monotonic()
+                while time.monotonic() - quiet_since < 0.15:
+                    count = page.evaluate("() => window.__timeline.length") + len(log_path.read_text())
+                    if count != seen:
+                        seen, quiet_since = count, time.monotonic()
+                    page.wait_for_timeout(20)
+                if i >= 2:
+                    out.append(_press_timeline(page.evaluate("() => window.__timeline"),
+                                               log_path.read_text().splitlines()))
+            return out
     finally:
-        if browser is not None:
-            browser.close()
-            manager.stop()
-        server.terminate()
-        server.wait(timeout=30)
-        os.unlink(log_path)
+        browser.close()
+        manager.stop()
+        log_path.unlink()
 
 
 def main(argv: list[str]) -> None:
-    if argv[:1] == ["serve"]:
-        serve(int(argv[1]), argv[2])
-        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--page", default="/explore")
     parser.add_argument("--size", default="lesson", choices=("lesson", "largest"))

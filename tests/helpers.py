@@ -44,26 +44,31 @@ def wait_until(condition: Callable[[], Any], timeout: float = 10.0, interval: fl
         time.sleep(interval)
 
 
+#: JavaScript: a promise settled once the page has rendered two more frames.
+_TWO_FRAMES_JS = "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
 def after_two_frames(page) -> None:
     """Return once the page has rendered two more frames (BokehJS paints in the first)."""
-    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.evaluate(f"() => {_TWO_FRAMES_JS}")
 
 
 #: The element's box after two animation frames equals its box before them (the layout has settled).
-_STILL_JS = """async (el) => {
+_STILL_JS = f"""async (el) => {{
   const box = () => JSON.stringify(el.getBoundingClientRect());
   const before = box();
-  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  await {_TWO_FRAMES_JS};
   return box() === before;
-}"""
+}}"""
 
 
 def click_when_still(locator, timeout: float = 10.0) -> None:
     """Click ``locator`` once it has stopped moving.
 
-    A step's new numbers can re-wrap a paragraph above a control and move it a line down a moment
-    after the data arrives; Playwright checks where the control is and then clicks there, so a
-    move in between sends the click elsewhere.
+    The layout can still change after the data has arrived: on ``/score`` a passage above the heads
+    switch changes height ~0.6 s after the first data (measured with no key pressed) and moves the
+    switch a line down. Playwright checks where the control is and then clicks there, so a move in
+    between sends the click elsewhere.
     """
     locator.scroll_into_view_if_needed()
     wait_until(lambda: locator.evaluate(_STILL_JS), timeout=timeout, message="the element kept moving")

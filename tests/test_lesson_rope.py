@@ -125,6 +125,8 @@ def test_section_matrices_and_hands():
     state.T = 200
     assert len(view.rope.data["score"]) == 64 * 64 and len(view.additive.data["score"]) == 64 * 64
     assert view.live_values()["rope_spread"].endswith(("e-15", "e-14", "e-13"))
+    state.pair = 2
+    assert view.clock_figure.title.text == "Pair 2 of q and of k"
 
 
 @pytest.mark.browser

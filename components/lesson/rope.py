@@ -60,7 +60,6 @@ def pair_angle(vector: np.ndarray, pair: int) -> float:
     return math.atan2(float(vector[2 * pair + 1]), float(vector[2 * pair]))
 
 
-
 #: How far a hand's label sits from its tip, along the circle (screen pixels).
 LABEL_GAP_PX = 16
 #: Tips further than this from the vertical axis (|x| on the unit circle) get labels that run inwards.
@@ -160,6 +159,7 @@ class RotaryPosition(LessonSection):
         self.hands_view = pn.Row(pn.pane.Bokeh(clock, width=560), self.angle, sizing_mode="stretch_width",
                                  name="rope_hands_view")
         self._update_sizes()
+        self._update_title()
 
     def head(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(e, W_Q, W_K, q, k)`` of the seeded word and head, computed once per d_model."""
@@ -210,10 +210,13 @@ class RotaryPosition(LessonSection):
                 **_label_places(start, end, k_ahead=between >= 0)})
             lo, hi = (start, start + math.radians(between)) if between >= 0 else (start + math.radians(between), start)
             send_changes(self.arc, {"start": [round(lo, HAND_DECIMALS)], "end": [round(hi, HAND_DECIMALS)]})
-            # m and n are on the hands' labels; the title names the pair only, so that it fits the figure
-            # in presentation mode's type size too.
-            self.clock_figure.title.text = text(s.lang, "rope_clock_title", pair=s.pair)
             self.angle.object = readout(s.lang, "rope_angle", angle=between, offset=n - m)
+
+    @param.depends("state.pair", watch=True)
+    def _update_title(self) -> None:
+        # m and n are on the hands' labels; the title names the pair only, so that it fits the figure in
+        # presentation mode's type size too.
+        self.clock_figure.title.text = text(self.state.lang, "rope_clock_title", pair=self.state.pair)
 
     def live_values(self) -> dict[str, str]:
         s = self.state
