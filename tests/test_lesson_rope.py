@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from app import core
 from app.state import BASES, ExplorerState
-from components.lesson.rope import LABEL_GAP_PX, RotaryPosition, _label_places
+from components.lesson.rope import CLOSE, LABEL_GAP_PX, RotaryPosition, _label_places
 from tests.helpers import press, source_data, wait_for_source, wait_until
 
 
@@ -183,3 +183,17 @@ def test_labels_move_apart_along_the_circle_and_run_inwards_at_the_sides(start, 
     for angle, align in ((start, places["align"][0]), (end, places["align"][1])):
         if abs(math.cos(angle)) > 0.3:  # near the sides the text runs towards the centre
             assert align == ("left" if math.cos(angle) < 0 else "right")
+
+
+@pytest.mark.parametrize(("q_deg", "k_deg"), [(-10, -96), (167, 60), (190, 300), (20, 170)])
+def test_a_label_running_inwards_sits_off_its_own_hand_when_the_hands_are_far_apart(q_deg, k_deg):
+    """At pos 3, k 2 (pair 0) the q hand points at -10 degrees and its label, running inwards along the
+    hand on the side away from the k hand, hid the hand. With the hands far apart, the label sits on the
+    tip's outer side (away from the horizontal axis), where the hand, on its way to the centre, is not."""
+    start, end = math.radians(q_deg), math.radians(k_deg)
+    assert abs(math.remainder(end - start, 2 * math.pi)) >= CLOSE
+    between = math.degrees(math.remainder(end - start, 2 * math.pi))
+    places = _label_places(start, end, k_ahead=between >= 0)
+    for angle, dy in ((start, places["dy"][0]), (end, places["dy"][1])):
+        if abs(math.cos(angle)) > 0.3:  # a side tip: its label runs inwards
+            assert (dy < 0) == (math.sin(angle) >= 0), "screen dy < 0 is up: above the tip when it is above"

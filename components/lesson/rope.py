@@ -64,24 +64,33 @@ def pair_angle(vector: np.ndarray, pair: int) -> float:
 LABEL_GAP_PX = 16
 #: Tips further than this from the vertical axis (|x| on the unit circle) get labels that run inwards.
 SIDE = 0.3
+#: Hands closer than this (radians) place their labels away from each other; further apart, a label
+#: that runs inwards sits on the outer side of its own hand.
+CLOSE = 0.7
 
 
 def _label_places(start: float, end: float, k_ahead: bool) -> dict[str, list]:
     """Screen offsets and alignments of the q and k hands' labels (hand angles ``start``, ``end``, radians).
 
-    Each label moves from its tip along the circle, away from the other hand: the hand ahead
-    counterclockwise (the k hand if ``k_ahead``) counterclockwise, the other clockwise. Near the top
-    and bottom of the circle (|x| <= ``SIDE``) the text runs on in that direction; further out, where
-    it could run out of the figure, it runs inwards, over the face.
+    Near the top and bottom of the circle (|x| <= ``SIDE``) a label moves from its tip along the
+    circle, away from the other hand (the hand ahead counterclockwise, the k hand if ``k_ahead``,
+    counterclockwise; the other clockwise), and the text runs on in that direction. Further out,
+    where it could run out of the figure, the text runs inwards, over the face. It then lies along its
+    own hand, so when the hands are far apart (``CLOSE``) it sits on the side of the tip away from the
+    horizontal axis, where its own hand, rising or falling to the centre, does not run under it; when
+    they are close it moves away from the other hand's label instead, as at the top and bottom.
     """
+    close = abs(math.remainder(end - start, 2 * math.pi)) < CLOSE
     places: dict[str, list] = {"dx": [], "dy": [], "align": []}
     for angle, ahead in ((start, not k_ahead), (end, k_ahead)):
         sign = 1.0 if ahead else -1.0
         tx, ty = -math.sin(angle) * sign, math.cos(angle) * sign  # unit tangent, away from the other hand
-        runs_right = tx > 0 if abs(math.cos(angle)) <= SIDE else math.cos(angle) < 0
+        side = abs(math.cos(angle)) > SIDE
+        runs_right = math.cos(angle) < 0 if side else tx > 0
         # The text starts a gap beyond the tip in the direction it runs, so it never covers the tip.
         places["dx"].append(LABEL_GAP_PX if runs_right else -LABEL_GAP_PX)
-        places["dy"].append(round(-LABEL_GAP_PX * ty, 1))  # screen y grows downwards
+        outer = -LABEL_GAP_PX if math.sin(angle) >= 0 else LABEL_GAP_PX
+        places["dy"].append(outer if side and not close else round(-LABEL_GAP_PX * ty, 1))  # screen y: down
         places["align"].append("left" if runs_right else "right")
     return places
 
