@@ -24,9 +24,11 @@ without a proxy in front:
   server instead of cdn.holoviz.org. This replaces two module attributes of ``panel.io.server``
   (``bundle_resources``, ``autoload_js_script``; tests/test_delivery.py guards them).
 
-Every page and autoload script also runs static/style-guard.js once BokehJS has loaded (inline,
-no request of its own): BokehJS rewrites its views' ``<style>`` elements with unchanged text on every
-repaint, and each write makes the next computed-style read during the paint recompute styles.
+Every page and autoload script also runs two short scripts once BokehJS has loaded (inline, no
+request of their own): static/style-guard.js (BokehJS rewrites its views' ``<style>`` elements with
+unchanged text on every repaint, and each write makes the next computed-style read during the paint
+recompute styles) and static/plain-esm.js (the app's component modules skip Panel's in-browser
+TypeScript transform; components/plainjs.py).
 
 KaTeX (``static/katex``) is fetched by the prose component only when a passage with a formula
 comes near the screen (components/prose.py).
@@ -261,6 +263,9 @@ class _GzipStream:
 
 #: Run on every page and autoload script once BokehJS has loaded (see the file's comment).
 STYLE_GUARD_JS = (STATIC_DIR / "style-guard.js").read_text(encoding="utf-8")
+#: Run on every page and autoload script once Panel's bundle has loaded, before any document is built
+#: (see the file's comment and components/plainjs.py).
+PLAIN_ESM_JS = (STATIC_DIR / "plain-esm.js").read_text(encoding="utf-8")
 
 #: Served instead of ``bokeh-tables`` (see static/bokeh-tables-stub.js); versioned by its content.
 TABLES_STUB = STATIC_DIR / "bokeh-tables-stub.js"
@@ -286,7 +291,7 @@ def _lighter(bundle):
             setattr(bundle, attribute, _absolute(getattr(bundle, attribute)))
     page_of_its_own = not any("://" in (u.url if isinstance(u, URL) else str(u)) for u in bundle.js_files)
     if isinstance(getattr(bundle, "js_raw", None), list):
-        bundle.js_raw.append(STYLE_GUARD_JS)
+        bundle.js_raw.extend((STYLE_GUARD_JS, PLAIN_ESM_JS))
         if page_of_its_own:
             bundle.js_raw.append(preload_script(pn.config.theme))
     return bundle

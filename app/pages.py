@@ -23,7 +23,6 @@ from typing import ClassVar
 
 import panel as pn
 import param
-from panel.custom import JSComponent
 
 from app.extras import page_extras, page_tools, top_tools
 from app.lesson import BEYOND
@@ -42,6 +41,7 @@ from components.ladder import WavelengthLadder
 from components.lazy import LazyPart, watch_sections
 from components.links import StateLinks
 from components.notices import notice_alert
+from components.plainjs import PlainJSComponent
 from components.present import Presentation, Slide, choose_slide
 from components.theme import FIND_BY_ID_JS, STYLESHEET, html_pane
 
@@ -130,7 +130,7 @@ def heading(state: ExplorerState, name: str) -> pn.viewable.Viewable:
                      sizing_mode="stretch_width")
 
 
-class SectionAnchor(JSComponent):
+class SectionAnchor(PlainJSComponent):
     """Scrolls to the section that the address's fragment names (``/?lang=en#clocks``).
 
     The browser cannot: the section headings live in Panel's shadow roots,

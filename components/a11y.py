@@ -30,16 +30,16 @@ Bokeh document renames the figures too.
 from __future__ import annotations
 
 import param
-from panel.custom import JSComponent
 
 from app.state import ExplorerState
 from app.strings import text
+from components.plainjs import PlainJSComponent
 
 #: Panel's Player buttons, by CSS class; their names are ``player_<class>`` in the string tables.
 PLAYER_BUTTONS = ("slower", "first", "previous", "reverse", "pause", "play", "next", "last", "faster")
 
 
-class AccessibleNames(JSComponent):
+class AccessibleNames(PlainJSComponent):
     """Names the page's slider handles, player buttons, figures and button groups (see the module)."""
 
     player_labels = param.Dict(default={}, doc="Accessible name of each player button, by its CSS class.")

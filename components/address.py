@@ -8,9 +8,9 @@ from weakref import WeakKeyDictionary
 
 import panel as pn
 import param
-from panel.custom import JSComponent
 
 from app.state import PAGE_PARAMETERS, URL_PARAMETERS, ExplorerState, source_of
+from components.plainjs import PlainJSComponent
 
 
 def script_embedded() -> bool:
@@ -61,7 +61,7 @@ def write_to_address(widget: pn.widgets.Widget, state: ExplorerState, name: str)
     return widget
 
 
-class AddressBar(JSComponent):
+class AddressBar(PlainJSComponent):
     """An invisible component that writes the state's query into the address bar.
 
     It also gives the browser tab the page's title and the document its
@@ -113,7 +113,7 @@ class AddressBar(JSComponent):
             self.query = urlencode(self._state.query())
 
 
-class LanguageLink(JSComponent):
+class LanguageLink(PlainJSComponent):
     """A link to the same view, same state, in another language.
 
     The address changes with every slider move, so the target is read from

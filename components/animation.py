@@ -17,12 +17,12 @@ from typing import ClassVar
 
 import panel as pn
 import param
-from panel.custom import JSComponent
 
 from app.fastsync import mark_connected, one_message
 from app.state import SPEEDS, ExplorerState
 from app.strings import text
 from components.address import refresh_address
+from components.plainjs import PlainJSComponent
 from components.theme import WIDGET_STYLESHEET
 
 #: The bar's look: one row that wraps; every colour from the theme's variables.
@@ -32,7 +32,7 @@ BAR_CSS = """
 """
 
 
-class LabelledCheckbox(JSComponent):
+class LabelledCheckbox(PlainJSComponent):
     """A checkbox inside its ``<label>``, so that its text is its accessible name.
 
     (Panel's ``Checkbox`` draws its text in a ``div`` beside the input: a screen reader

@@ -16,13 +16,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 import param
-from panel.custom import JSComponent
 
 from app.state import ExplorerState
 from app.strings import text
+from components.plainjs import PlainJSComponent
 
 
-class ConnectionStatus(JSComponent):
+class ConnectionStatus(PlainJSComponent):
     """Invisible while connected; a fixed alert with a Reload button once the connection is lost."""
 
     message = param.String(default="", doc="What happened, in the page's language.")

@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import param
-from panel.custom import JSComponent
 
 from app.fastsync import push_property
 from app.state import ExplorerState
+from components.plainjs import PlainJSComponent
 
 #: Milliseconds of quiet after the last change before the new sentence is announced.
 DELAY_MS = 600
@@ -37,7 +37,7 @@ CSS = """
 """
 
 
-class Description(JSComponent):
+class Description(PlainJSComponent):
     """The figure's name and a sentence that says what it shows now (see the module)."""
 
     label = param.String(default="", doc="The figure's accessible name, in the page's language.")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import panel as pn
 import param
-from panel.custom import JSComponent
 
 from app.state import ExplorerState
 from app.strings import text
+from components.plainjs import PlainJSComponent
 from components.theme import STYLESHEET
 
 EMBED_CSS = """
@@ -34,7 +34,7 @@ dialog.pe-embed-dialog button { font: inherit; padding: 0.25em 0.9em; cursor: po
 """
 
 
-class EmbedDialog(JSComponent):
+class EmbedDialog(PlainJSComponent):
     """A button that opens a modal ``<dialog>`` with the iframe code of the page as it is now.
 
     The code is made in the browser when the dialog opens (and as the author changes its choices):

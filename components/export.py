@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import panel as pn
 import param
-from panel.custom import JSComponent
 
 from app.data_routes import PAGE_DATASETS
 from app.state import ExplorerState
 from app.strings import text
+from components.plainjs import PlainJSComponent
 from components.theme import STYLESHEET
 
 EXPORT_CSS = """
@@ -23,7 +23,7 @@ EXPORT_CSS = """
 """
 
 
-class ExportLinks(JSComponent):
+class ExportLinks(PlainJSComponent):
     """A "Download" disclosure: CSV links (``/data/<name>.csv`` plus the page's current query) and a
     PNG button for each figure on the page (named ``*_plot``), made with Bokeh's own ``export``."""
 

@@ -16,13 +16,13 @@ for a slider move.
 from __future__ import annotations
 
 import param
-from panel.custom import JSComponent
 
 from app.fastsync import mark_connected, one_message
 from app.state import ExplorerState
 from app.strings import text
 from components.address import refresh_address
 from components.animation import animation_for
+from components.plainjs import PlainJSComponent
 
 #: The shortcuts in the help overlay, in order: (keys' string key, description's string key).
 SHORTCUTS: tuple[tuple[str, str], ...] = (
@@ -39,7 +39,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
 MOVES = {"pos": "pos", "k": "k", "pair": "pair"}
 
 
-class PageKeys(JSComponent):
+class PageKeys(PlainJSComponent):
     """The page's keyboard shortcuts (see the module) and its help overlay (``?``)."""
 
     present = param.Boolean(default=False, doc="Whether the page is in presentation mode (PageUp/PageDown, Escape).")

@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 import panel as pn
 import param
-from panel.custom import JSComponent
 
 from app.fastsync import mark_connected
 from app.state import ExplorerState, StateMirror
+from components.plainjs import PlainJSComponent
 from components.theme import FIND_BY_ID_JS
 
 #: How far (px) below or above the viewport a part is built: about a screen ahead, so a reader
@@ -22,7 +22,7 @@ BUILD_MARGIN_PX = 900
 NEAR_MARGIN_PX = 300
 
 
-class SectionWatch(JSComponent):
+class SectionWatch(PlainJSComponent):
     """Which sections of a long page lie within ``NEAR_MARGIN_PX`` of the viewport, and which have come
     within ``BUILD_MARGIN_PX`` of it (set by the browser).
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import param
-from panel.custom import JSComponent
 
+from components.plainjs import PlainJSComponent
 from components.theme import STYLESHEET
 
 LINKS_CSS = """
@@ -19,7 +19,7 @@ ol.pe-links.pe-toc li { margin: 0.15em 0; }
 """
 
 
-class StateLinks(JSComponent):
+class StateLinks(PlainJSComponent):
     """A row (or a numbered table of contents) of links that keep the state of the page.
 
     Each link is ``[label, path, fragment]``: ``path`` is a route of the app

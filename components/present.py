@@ -25,13 +25,13 @@ from dataclasses import dataclass
 
 import panel as pn
 import param
-from panel.custom import JSComponent
 
 from app.fastsync import one_message
 from app.state import ExplorerState, Notice
 from app.strings import text
 from components.animation import animation_for
 from components.figure_theme import style_figures
+from components.plainjs import PlainJSComponent
 from components.theme import WIDGET_STYLESHEET, LiveHTML
 
 #: Colours of the dark theme, as the variables the stylesheets read (their light values are the fallbacks).
@@ -67,7 +67,7 @@ _LOOK_CSS = (
 )
 
 
-class PageLook(JSComponent):
+class PageLook(PlainJSComponent):
     """Marks the document with the theme and presentation mode (``<html data-pe-theme data-pe-present>``).
 
     The page-level style it adds defines the dark theme's ``--pe-t-*`` variables on
@@ -107,7 +107,7 @@ SWITCHES_CSS = """
 """
 
 
-class PageSwitches(JSComponent):
+class PageSwitches(PlainJSComponent):
     """Two buttons that reload the page with a new address: presentation mode on/off, light/dark theme.
 
     Entering presentation mode starts on the section whose heading is nearest the top

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import param
-from panel.custom import JSComponent
 
 from app.fastsync import push_property
 from app.prose import Passage
+from components.plainjs import PlainJSComponent
 from components.theme import STYLESHEET
 
 #: Where the app serves KaTeX, relative to the server's root (see app/server.py, ``static_dirs``).
@@ -38,7 +38,7 @@ PROSE_CSS = """
 """
 
 
-class Prose(JSComponent):
+class Prose(PlainJSComponent):
     """One passage of a lesson section, with live numbers and typeset formulas."""
 
     html = param.String(default="", doc="The passage as HTML (from app.prose: trusted, escaped there).")

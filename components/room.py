@@ -25,7 +25,7 @@ from typing import ClassVar
 
 import panel as pn
 import param
-from panel.custom import Children, JSComponent
+from panel.custom import Children
 from panel.io.state import set_curdoc
 from tornado.ioloop import IOLoop
 
@@ -33,6 +33,7 @@ from app import rooms
 from app.state import URL_PARAMETERS, ExplorerState, parse_query
 from app.strings import text
 from components.address import script_embedded
+from components.plainjs import PlainJSComponent
 from components.theme import FIND_BY_ID_JS
 
 log = logging.getLogger("app.rooms")
@@ -73,7 +74,7 @@ button:focus-visible, a:focus-visible { outline: 3px solid var(--pe-t-focus, #00
 """
 
 
-class RoomButton(JSComponent):
+class RoomButton(PlainJSComponent):
     """A text button that counts its clicks (Python watches ``clicks``)."""
 
     label = param.String(default="")
@@ -95,7 +96,7 @@ class RoomButton(JSComponent):
     _stylesheets: ClassVar[list[str]] = [_BUTTON_CSS]
 
 
-class RoomLink(JSComponent):
+class RoomLink(PlainJSComponent):
     """The join link, and a button that shows its QR code large (``large`` opens it from Python too)."""
 
     text = param.String(default="", doc="The join link: the teacher's page with ?follow=ROOM.")
@@ -165,7 +166,7 @@ class RoomLink(JSComponent):
     """]
 
 
-class RoomPanel(JSComponent):
+class RoomPanel(PlainJSComponent):
     """The box holding the room's controls (in the page's top bar); the browser side of following and claiming.
 
     To the browser: ``message``, ``mode``, ``room``, ``secret`` (to the teacher's tab, once) and

@@ -9,10 +9,10 @@ import panel as pn
 import param
 from bokeh.models import Label, Span
 from bokeh.plotting import figure as Figure
-from panel.custom import JSComponent
 
 from app.fastsync import push_property
 from app.strings import text
+from components.plainjs import PlainJSComponent
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 #: Panel renders each component in its own shadow root, so the page's CSS is
@@ -79,7 +79,7 @@ def html_pane(markup: str, **params) -> pn.pane.HTML:
     return pn.pane.HTML(markup, stylesheets=[STYLESHEET], **params)
 
 
-class LiveHTML(JSComponent):
+class LiveHTML(PlainJSComponent):
     """Markup that changes on a slider move: the text of one element, replaced in the browser.
 
     For text on the hot path (a key press on k, pos or pair). A Panel HTML

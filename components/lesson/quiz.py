@@ -17,11 +17,11 @@ import math
 
 import panel as pn
 import param
-from panel.custom import JSComponent
 
 from app import core
 from app.strings import text
 from components.lesson.base import LessonSection
+from components.plainjs import PlainJSComponent
 from components.theme import STYLESHEET, LiveHTML
 
 #: The fixed questions: the keys of their options in display order, and the index of the right one.
@@ -53,7 +53,7 @@ FEEDBACK_CSS = """
 """
 
 
-class QuizChoice(JSComponent):
+class QuizChoice(PlainJSComponent):
     """Radio buttons in a labelled fieldset: keyboard usable (arrows move within the group)."""
 
     legend = param.String(default="", doc="The group's visible label.")
