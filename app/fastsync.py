@@ -396,11 +396,27 @@ def push_property(component: pn.custom.JSComponent, name: str, value: object) ->
     the value is set there directly, and on the parameter with its events
     discarded, so that a model built later (or re-rendered) gets it too. Call
     it where Panel would apply the change: under the document lock.
+
+    While it sets the property, the attribute is listed in the component's
+    ``_changing`` for that root, as Panel's own ``_update_model`` does: Panel's
+    ``on_change`` callback (``_server_change``) then knows the change as its
+    own. Otherwise it takes it for the browser's and processes it after its
+    debounce: ``_process_events`` sets the parameter back to the same value
+    under ``edit_readonly``, which touches every parameter of the component
+    (~5-15 ms of server time per property pushed, after every step).
     """
     with param.parameterized.discard_events(component):
         setattr(component, name, value)
-    for model, _parent in list(component._models.values()):
-        setattr(model.data, name, value)
+    for ref, (model, _parent) in list(component._models.items()):
+        changing = component._changing.setdefault(ref, [])
+        changing.append(name)
+        try:
+            setattr(model.data, name, value)
+        finally:
+            if name in changing:  # not removed by Panel when the value was already there (no change)
+                changing.remove(name)
+            if not changing:
+                del component._changing[ref]
 
 
 def _session_label(handler: panel_server.WSHandler) -> str:

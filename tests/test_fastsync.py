@@ -619,6 +619,32 @@ def test_push_property_sets_the_parameter_and_the_browser_model_only():
     assert [m.text for m in other.references() if getattr(m, "name", None) == "probe"] == ["<p>b</p>"]
 
 
+def test_push_property_is_not_taken_for_a_change_from_the_browser():
+    """Panel's ``on_change`` callback (``_server_change``) processes every change of a linked property
+    that is not listed in ``_changing`` as the browser's: ``_process_events`` (in a served session after
+    its debounce, here at once). A pushed property is listed while it is set, and only then."""
+    from components.theme import LiveHTML
+
+    view = LiveHTML("<p>a</p>", name="probe")
+    doc = Document()
+    root = pn.Column(view).get_root(doc)
+    doc.add_root(root)
+    processed: list = []
+    original = view._process_events
+    view._process_events = lambda events: processed.append(events) or original(events)
+    (model, _parent), = view._models.values()
+
+    fastsync.push_property(view, "text", "<p>b</p>")
+    fastsync.push_property(view, "text", "<p>b</p>")  # unchanged: Bokeh calls back nobody
+    assert processed == [] and view._changing == {}
+    assert model.data.text == "<p>b</p>"
+
+    # The control: the same change made without the listing is processed as the browser's.
+    model.data.text = "<p>c</p>"
+    assert processed == [{"text": "<p>c</p>"}]
+    assert "if attr in self._changing.get(ref, [])" in inspect.getsource(pn.reactive.Syncable._server_change)
+
+
 # ---------------------------------------------------------------------------
 # The message guard (NoDelayWSHandler._handle / _receive, app/guard.py).
 # ---------------------------------------------------------------------------
