@@ -75,6 +75,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import json
 import math
 import time
 import weakref
@@ -364,13 +365,35 @@ class FastPlayer(_FastSync, pn.widgets.Player):
 
 
 class FastDiscreteSlider(pn.widgets.DiscreteSlider):
-    """A ``DiscreteSlider`` (a composite) whose inner ``IntSlider`` skips the debounce.
+    """A ``DiscreteSlider`` (a composite) whose inner ``IntSlider`` skips the debounce, titled by ``LiveHTML``.
 
     Panel rebuilds the inner slider in ``_update_options`` whenever the options
     change, so the switch is made there, every time. ``_sync_value`` is the
     inner slider's watcher that moves this widget's value (and so the views);
     it runs inside ``pn.io.hold()`` for one message per change, as above.
+
+    Panel's title (``_text``) is a ``StaticText``, a Bokeh ``Div``: when its
+    text changes, BokehJS re-renders it and lays the whole page out again. The
+    browser's link (``_text_link``) changes it in the key's own handler, and the
+    server's echo again in the reply; on ``/`` with every section built the key
+    handler took ~40 ms. The title here is a ``components.theme.SliderTitle``,
+    whose change only sets an element's ``innerHTML``; the link sets its data
+    model's ``text``, and ``_update_value`` sets its ``value`` as before.
     """
+
+    def __init__(self, **params) -> None:
+        super().__init__(**params)
+        from components.theme import SliderTitle  # components.theme imports this module
+
+        head, tail = (json.dumps(part) for part in SliderTitle.WRAP.split("{}"))
+        # Panel fills in {labels} with str.format: the code's own braces are doubled.
+        self._text_link = f"""
+        var labels = {{labels}}
+        target.data.text = {head} + labels[source.value] + {tail}
+        """
+        self._text = SliderTitle(self._text.value)
+        self._composite[0] = self._text
+        self._update_options()  # a new inner slider, linked to the new title
 
     def _update_options(self, *events) -> None:
         super()._update_options(*events)

@@ -85,6 +85,13 @@ class AccessibleNames(PlainJSComponent):
 
       const name = (root) => {
         for (const handle of root.querySelectorAll(".noUi-handle")) setName(handle, sliderTitle(root));
+        // A discrete slider's title (components.theme.SliderTitle) is drawn after its slider, and redrawn on
+        // every step: each time, the slider just after it is named from it.
+        if (root.querySelector(".pe-slider-title")) {
+          const slider = root.host?.nextElementSibling?.shadowRoot;
+          const title = slider && sliderTitle(slider);
+          for (const handle of slider?.querySelectorAll(".noUi-handle") ?? []) setName(handle, title);
+        }
         for (const button of root.querySelectorAll("button")) {
           const kind = [...button.classList].find((c) => c in model.player_labels);
           if (kind && !textOf(button)) setName(button, model.player_labels[kind], { title: model.player_labels[kind] });
@@ -126,7 +133,7 @@ class AccessibleNames(PlainJSComponent):
       // description: nothing there needs a name, and visiting every changed root and every figure
       // for it cost a key press several ms of main thread. Only added nodes that are, or hold, a
       // shadow root or something named here wake the page.
-      const named = ".noUi-handle, button, .bk-btn-group, canvas, .pe-group-label";
+      const named = ".noUi-handle, button, .bk-btn-group, canvas, .pe-group-label, .pe-slider-title";
       const wakes = (node) => node.nodeType === 1 && (node.shadowRoot != null || node.matches(named)
         || node.querySelector(named) != null || [...node.querySelectorAll("*")].some((el) => el.shadowRoot));
       const changed = (records) => records.some((r) => [...r.addedNodes].some(wakes));

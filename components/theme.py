@@ -125,6 +125,37 @@ class LiveHTML(PlainJSComponent):
             push_property(self, "text", markup)
 
 
+class SliderTitle(LiveHTML):
+    """The title a discrete slider shows above its handle ("base: <b>10000</b>"), as ``LiveHTML``.
+
+    ``app.fastsync.FastDiscreteSlider`` puts it where Panel's ``DiscreteSlider``
+    has a ``StaticText``: a Bokeh ``Div``, which re-renders and lays the whole
+    page out again each time its text changes (twice per step: the browser's
+    own link, then the server's echo). ``value`` is the title's markup, as on
+    a ``StaticText``; the page shows it inside ``WRAP`` (its class tells
+    ``components.a11y`` to name the slider after it), set by the browser's
+    link as by the server.
+    """
+
+    #: The element around the title's markup (``{}``), in Python and in the browser's link.
+    WRAP = '<span class="pe-slider-title">{}</span>'
+
+    def __init__(self, markup: str = "", **layout: object):
+        layout.setdefault("margin", (5, 0, 0, 5))
+        super().__init__(self.WRAP.format(markup), name="discrete_slider_title",
+                         css=".pe-live { white-space: nowrap; }", **layout)
+
+    @property
+    def value(self) -> str:
+        """The title's markup (the name ``DiscreteSlider`` uses), without ``WRAP``."""
+        head, tail = self.WRAP.split("{}")
+        return self.text.removeprefix(head).removesuffix(tail)
+
+    @value.setter
+    def value(self, markup: str) -> None:
+        self.object = self.WRAP.format(markup)
+
+
 def readout(lang: str, key: str, **values: object) -> str:
     """A sentence from the string table as escaped HTML in the readout style."""
     return f'<div class="pe-readout">{html.escape(text(lang, key, **values))}</div>'

@@ -98,6 +98,29 @@ def test_fast_discrete_slider_inner_slider_does_not_wait_even_after_new_options(
     assert scheduled_delay(stock._slider, 2) == [50]
 
 
+def test_fast_discrete_slider_is_titled_by_live_html_linked_in_the_browser():
+    """Guards ``DiscreteSlider._text`` (its title, ``_composite[0]``, whose ``value`` ``_update_value`` sets) and
+    ``_text_link`` (the browser's link from the inner slider, filled in with ``{labels}``)."""
+    from components.theme import SliderTitle
+
+    stock = pn.widgets.DiscreteSlider(options=[2, 10, 100], value=10, name="base")
+    assert isinstance(stock._text, pn.widgets.StaticText) and stock._composite[0] is stock._text
+    assert "{labels}" in stock._text_link and "labels[source.value]" in stock._text_link
+
+    slider = fastsync.FastDiscreteSlider(options=[2, 10, 100], value=10, name="base")
+    assert isinstance(slider._text, SliderTitle) and slider._composite[0] is slider._text
+    assert slider._text.text == '<span class="pe-slider-title">base: <b>10</b></span>'
+    slider.value = 100
+    assert slider._text.value == "base: <b>100</b>"
+    assert slider._text.text == '<span class="pe-slider-title">base: <b>100</b></span>'
+    root = slider.get_root(Document())
+    links = [m for m in root.references() if type(m).__name__ == "CustomJS"]
+    assert len(links) == 1
+    assert "['base: <b>2</b>', 'base: <b>10</b>', 'base: <b>100</b>']" in links[0].code
+    assert 'target.data.text = "<span class=\\"pe-slider-title\\">" + labels[source.value] + "</span>"' in links[0].code
+    assert links[0].args["target"].data.name == "discrete_slider_title"  # the link sets the data model's text
+
+
 def test_change_applies_the_value():
     slider = fastsync.FastIntSlider(start=0, end=10, value=1)
     # Without a session Panel applies the change at once, through _process_events (inside pn.io.hold).

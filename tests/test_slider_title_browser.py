@@ -1,0 +1,50 @@
+"""The base slider's title (``app.fastsync.FastDiscreteSlider`` with ``components.theme.SliderTitle``): it
+follows a key press in the page without a Bokeh ``Div`` (whose every text change lays the page out
+again), and the handle keeps its accessible name."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.state import BASES
+from app.strings import text
+from tests.helpers import model_property, plots_drawn, wait_until
+
+pytestmark = pytest.mark.browser
+
+#: Every change of a model's property in the page's document: (model type, property).
+RECORD_JS = """() => {
+  window.__changes = [];
+  Bokeh.documents[0].on_change((event) => {
+    if (event.model && event.attr) window.__changes.push([event.model.type, event.attr]);
+  });
+  return true;
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_a_key_press_retitles_the_base_slider_without_a_div(page, app_url, lang, console_errors):
+    page.goto(f"{app_url}/explore?lang={lang}&d_model=32&T=24&base=10000")
+    wait_until(lambda: plots_drawn(page, 4), timeout=60, message="/explore never drew its figures")
+    label = text(lang, "base")
+    handle = page.get_by_role("slider", name=label, exact=True)
+    assert handle.count() == 1
+    assert page.locator(".pe-slider-title").inner_text() == f"{label}: 10000"
+    page.evaluate(RECORD_JS)
+    handle.focus()
+    handle.press("ArrowRight")
+    following = BASES[BASES.index(10_000) + 1]
+    # The browser's own link retitles the slider at once; the server's reply sets the same text.
+    wait_until(lambda: model_property(page, "discrete_slider_title", "text")
+               == f'<span class="pe-slider-title">{label}: <b>{following}</b></span>', timeout=15,
+               message="the title never followed the key")
+    assert page.locator(".pe-slider-title").inner_text() == f"{label}: {following}"
+    wait_until(lambda: any(t == "ColumnDataSource" for t, _ in page.evaluate("() => window.__changes")), timeout=15,
+               message="the views never followed the key")
+    changed_types = {t for t, _ in page.evaluate("() => window.__changes")}
+    assert "Div" not in changed_types, changed_types
+    assert page.evaluate("""() => [...Bokeh.documents[0].all_models].filter((m) => m.type === "Div"
+        && String(m.text).includes(":")).length""") == 0
+    # Still named after its title (components/a11y.py) once the title has been redrawn.
+    assert handle.get_attribute("aria-label") == label
+    assert console_errors == []
