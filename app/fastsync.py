@@ -43,6 +43,12 @@ new data, none of it computing:
    inside Bokeh's handling of its message, so that its data leaves before the
    ``OK`` (``_FastSync._applies_now``), as a plain Bokeh app's does.
 
+And two costs that came after the data: ``push_property`` sets a text without
+Panel taking it for the browser's change (which Panel processed again after its
+debounce, ~5-15 ms of server time per text per step), and ``FastDiscreteSlider``'s
+title is ``LiveHTML`` instead of a Bokeh ``Div`` that lays the page out again
+when its text changes.
+
 Widgets stay param-driven: the classes are ordinary Panel widgets built with
 ``from_param``; only a class attribute and one wrapped method differ.
 Everything here relies on names that are private in Panel and Bokeh:
@@ -50,10 +56,12 @@ Everything here relies on names that are private in Panel and Bokeh:
 ``Syncable._process_events`` and ``Syncable._busy__ignore``, the
 ``_in_process__events`` marks, ``Syncable._update_properties`` and
 ``panel.reactive._syncing`` (in ``_FastSync._process_step``), ``state._connected``
-(``mark_connected``), ``JSComponent._models`` and its model's ``data`` (``push_property``), Bokeh's
+(``mark_connected``), ``JSComponent._models``, its model's ``data`` and ``Syncable._changing``
+(``push_property``), Bokeh's
 ``Document.callbacks._held_events`` and ``Model._callbacks`` (in
 ``one_message``), ``DiscreteSlider._slider`` (built in
-``DiscreteSlider._update_options``) and ``DiscreteSlider._sync_value``,
+``DiscreteSlider._update_options``), ``DiscreteSlider._sync_value``, and its title
+``DiscreteSlider._text`` (``_composite[0]``) with the browser's link ``_text_link``,
 ``bokeh.server.urls.per_app_patterns``
 and ``panel.io.server.WSHandler``, ``bokeh.io.doc.patch_curdoc`` with its list
 ``_PATCHED_CURDOCS`` (``safe_patch_curdoc``), and ``Property.themed_default``,

@@ -1,0 +1,84 @@
+"""Server time of one state change with some of the lesson's sections built, in process (a development tool).
+
+    python -m bench.sections gram,rope pos [--size lesson] [--repeats 30] [--profile]
+
+Builds the sections (their slugs, as in ``app.lesson.SECTIONS``) on one session
+state in one Bokeh document, as awake sections of ``/`` are, then moves the
+parameter back and forth by one step (``base``: to the next value of its list)
+and serializes each change's ``PATCH-DOC``. Prints the median time and bytes;
+``--profile`` adds pyinstrument's call tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import threading
+import time
+
+from bench.run import SIZES
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.sections")
+    parser.add_argument("slugs", help="comma-separated section slugs, e.g. gram,rope")
+    parser.add_argument("param")
+    parser.add_argument("--size", default="lesson", choices=list(SIZES))
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args(argv)
+
+    import panel as pn
+    from bokeh.document import Document
+    from bokeh.document.events import DocumentPatchedEvent
+    from bokeh.protocol import Protocol
+    from panel.io.state import set_curdoc
+
+    from app import fastsync
+    from app.lesson import SECTIONS
+    from app.state import BASES, ExplorerState, parse_query
+
+    fastsync.install()
+    doc = Document()
+    with set_curdoc(doc):
+        state = ExplorerState(**parse_query(SIZES[args.size])[0])
+        column = pn.Column(*(SECTIONS[slug](state) for slug in args.slugs.split(",")))
+        doc.add_root(column.get_root(doc))
+        pn.state._connected[doc] = True  # as a served session after the browser's document_ready
+        pn.state._thread_id_[doc] = threading.get_ident()
+        events: list = []
+        doc.on_change(events.append)
+        start = getattr(state, args.param)
+        if args.param == "base":
+            other = BASES[BASES.index(start) + 1]
+        else:
+            _low, high = state.param[args.param].bounds
+            step = getattr(state.param[args.param], "step", None) or 1  # d_model moves by 2
+            other = start + step if start + step <= high else start - step
+        protocol, times, sizes = Protocol(), [], []
+        profiler = None
+        if args.profile:
+            from pyinstrument import Profiler
+
+            profiler = Profiler(interval=0.0005)
+        for i in range(args.repeats):
+            if i == 2 and profiler is not None:
+                profiler.start()
+            events.clear()
+            began = time.perf_counter()
+            setattr(state, args.param, other if i % 2 == 0 else start)
+            sent = [e for e in events if isinstance(e, DocumentPatchedEvent)]
+            message = protocol.create("PATCH-DOC", sent) if sent else None
+            times.append((time.perf_counter() - began) * 1000)
+            sizes.append(len(message.content_json) + sum(len(b.to_bytes()) for b in message.buffers)
+                         if message else 0)
+        if profiler is not None:
+            profiler.stop()
+        print(f"{args.slugs} {args.param} at the {args.size} size: median {statistics.median(times[2:]):.1f} ms, "
+              f"{statistics.median(sizes[2:]):.0f} bytes ({args.repeats - 2} changes)")
+        if profiler is not None:
+            print(profiler.output_text(unicode=True, color=False))
+
+
+if __name__ == "__main__":
+    main()
