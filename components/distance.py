@@ -106,23 +106,18 @@ def samples_data(T: int, d_model: int, base: float, lang: str,
     }
 
 
-def marker_data(k: int, T: int, d_model: int, base: float, lang: str, low: float) -> dict[str, list]:
-    """One row: the current offset, its score and the label shown next to it.
+def marker_data(k: int, d_model: int, base: float, lang: str, top: float) -> dict[str, list]:
+    """One row: the current offset, its score, and the label shown at the top of the plot on the offset's line.
 
-    ``low`` is the lowest score drawn. The label goes away from the peak, where
-    the curve is lower, unless that would cut it at the plot's edge; and under
-    the dot when the dot is near the top, where the maximum's label is.
+    ``top`` is the top of the score axis. Above the maximum S(0) = d_model/2 the
+    plot holds no point of the curve (every other score is lower), so a label
+    there covers nothing; it sits beside the dotted line through the dot, on the
+    side towards the middle, so that it stays inside the plot.
     """
     score = float(core.relative_scores(k, d_model, base))
-    peak = float(core.relative_scores(0, d_model, base))
-    outward = 1 if k >= 0 else -1
-    # The label is ~40 % of the plot wide at 1280 px; only next to the peak is
-    # there room for it on the outer side.
-    side = -outward if abs(k) > 0.2 * (T - 1) else outward
-    below = score > low + 0.7 * (peak - low)
+    inward = 1 if k < 0 else -1
     return {"k": [k], "score": [score], "label": [text(lang, "distance_marker", k=k, score=score)],
-            "align": ["left" if side > 0 else "right"], "x_offset": [14 * side],
-            "baseline": ["top" if below else "bottom"], "y_offset": [8 if below else -8]}
+            "label_y": [top], "align": ["left" if inward > 0 else "right"], "x_offset": [8 * inward]}
 
 
 def describe(state: ExplorerState) -> str:
@@ -144,8 +139,7 @@ class ScoreCurve(pn.viewable.Viewer):
         self.samples = ColumnDataSource(name="distance_samples", data={"k": [], "score": [], "p": [], "slot": [],
                                                                        "size": [], "legend": []})
         self.marker = ColumnDataSource(name="distance_marker", data={
-            "k": [], "score": [], "label": [], "align": [], "x_offset": [], "baseline": [], "y_offset": []})
-        self._low = 0.0
+            "k": [], "score": [], "label": [], "label_y": [], "align": [], "x_offset": []})
 
         self.figure = figure(
             name="distance_plot", title=text(lang, "distance_plot_title"),
@@ -173,8 +167,8 @@ class ScoreCurve(pn.viewable.Viewer):
         )
         fig.scatter(x="k", y="score", source=self.marker, size=20, fill_color=COLORS["target"],
                     line_color="white", line_width=2, level=MOVING, name="distance_marker_dot")
-        fig.text(x="k", y="score", text="label", text_align="align", x_offset="x_offset", y_offset="y_offset",
-                 text_baseline="baseline", source=self.marker, text_font_size=LABEL_SIZE, text_font_style="bold",
+        fig.text(x="k", y="label_y", text="label", text_align="align", x_offset="x_offset", y_offset=6,
+                 text_baseline="top", source=self.marker, text_font_size=LABEL_SIZE, text_font_style="bold",
                  text_color=COLORS["target_text"], background_fill_color="white", background_fill_alpha=0.85,
                  padding=3, level=MOVING, name="distance_marker_label")
 
@@ -201,7 +195,7 @@ class ScoreCurve(pn.viewable.Viewer):
         curve = curve_data(s.T, s.d_model, s.base)
         samples = samples_data(s.T, s.d_model, s.base, s.lang, s.mistake)
         peak = float(core.relative_scores(0, s.d_model, s.base))  # d_model / 2: every cosine is 1
-        low = self._low = float(min(curve["score"].min(), samples["score"].min()))
+        low = float(min(curve["score"].min(), samples["score"].min()))
         # A bug's products may pass the peak (a row longer than √(d_model/2)).
         high = peak if s.mistake == "none" else max(peak, float(samples["score"].max()))
         spread = max(high - low, 1.0)
@@ -210,8 +204,9 @@ class ScoreCurve(pn.viewable.Viewer):
             self.curve.data = curve
             self.samples.data = samples
             self.figure.x_range.update(start=-(s.T - 1) - pad, end=s.T - 1 + pad)
-            # Room above the peak for the maximum's label, below the lowest point for the markers.
-            self.figure.y_range.update(start=low - 0.08 * spread, end=high + 0.2 * spread)
+            # Room above the peak for two labels (the maximum's, and the marker's at the top), below the lowest
+            # point for the markers.
+            self.figure.y_range.update(start=low - 0.08 * spread, end=high + 0.3 * spread)
             self.max_line.location = peak
             self.max_label.update(y=peak, text=text(s.lang, "distance_max", value=f"{peak:g}"))
             title = text(s.lang, "distance_plot_title" if s.mistake == "none" else "distance_plot_title_mistake")
@@ -223,7 +218,7 @@ class ScoreCurve(pn.viewable.Viewer):
     def _update_marker(self) -> None:
         s = self.state
         # A T change clamps k and then resends the table; the second call finds nothing new.
-        send_changes(self.marker, marker_data(s.k, s.T, s.d_model, s.base, s.lang, self._low))
+        send_changes(self.marker, marker_data(s.k, s.d_model, s.base, s.lang, self.figure.y_range.end))
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -206,6 +206,14 @@ def test_curve_and_samples_for_random_sizes(d_model, T, base, data):
     assert all(0 <= p + kk < T for p, kk in zip(samples["p"], samples["k"], strict=True))
     np.testing.assert_allclose(samples["score"], [s[int(v)] for v in samples["k"]], rtol=0, atol=1e-9)
     assert view.marker.data["k"] == [k] and view.marker.data["score"][0] == pytest.approx(s[k], abs=1e-9)
+    # The marker's label sits at the top of the axis, above the maximum's label, where no point is drawn,
+    # beside the offset's line on the side towards the middle.
+    y = view.figure.y_range
+    top = view.marker.data["label_y"][0]
+    assert top == y.end and top > max(score.max(), max(samples["score"], default=0.0))
+    assert top - d_model / 2 >= 0.2 * (top - y.start)  # room for two labels above the maximum
+    assert view.marker.data["align"] == (["left"] if k < 0 else ["right"])
+    assert view.marker.data["x_offset"][0] * (1 if k < 0 else -1) > 0
 
 
 def test_sample_starts_are_spread_over_the_table():
