@@ -389,7 +389,8 @@ class FastDiscreteSlider(pn.widgets.DiscreteSlider):
     model's ``text``, and ``_update_value`` sets its ``value`` as before.
     """
 
-    def __init__(self, **params) -> None:
+    def __init__(self, title_name: str = "discrete_slider_title", **params) -> None:
+        """``title_name``: the name of the title's data model (unique on its page)."""
         super().__init__(**params)
         from components.theme import SliderTitle  # components.theme imports this module
 
@@ -399,7 +400,7 @@ class FastDiscreteSlider(pn.widgets.DiscreteSlider):
         var labels = {{labels}}
         target.data.text = {head} + labels[source.value] + {tail}
         """
-        self._text = SliderTitle(self._text.value)
+        self._text = SliderTitle(self._text.value, name=title_name)
         self._composite[0] = self._text
         self._update_options()  # a new inner slider, linked to the new title
 

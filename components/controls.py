@@ -37,11 +37,17 @@ WIDGETS: dict[str, type[pn.widgets.Widget]] = {
 }
 
 
-def widget_for(state: ExplorerState, name: str) -> pn.widgets.Widget:
-    """The widget of parameter ``name``, linked both ways, labelled in the state's language."""
+def widget_for(state: ExplorerState, name: str, prefix: str = "") -> pn.widgets.Widget:
+    """The widget of parameter ``name``, linked both ways, labelled in the state's language.
+
+    Its own named models are named ``<prefix>_<name>_…`` (``<name>_…`` without a prefix): the base
+    slider's title is ``base_title``, or ``wavelengths_base_title`` in the lesson's section of that name.
+    """
     kind = WIDGETS[name]
     options = {"name": text(state.lang, name), "sizing_mode": "stretch_width", "stylesheets": [WIDGET_STYLESHEET]}
-    if kind is pn.widgets.Button:
+    if kind is FastDiscreteSlider:
+        options["title_name"] = f"{prefix}_{name}_title" if prefix else f"{name}_title"
+    elif kind is pn.widgets.Button:
         options.update(color="primary", variant="outline")
     elif issubclass(kind, pn.widgets.RadioButtonGroup):
         # The options' labels in the page's language; the values stay the URL's words.
@@ -72,14 +78,17 @@ class Controls(pn.viewable.Viewer):
     state = param.ClassSelector(class_=ExplorerState)
     parameters = param.List(default=["d_model", "T", "base", "pair", "pos", "k"])
     columns = param.Integer(default=1, bounds=(1, 6), doc="Sliders per row (an embed above its view uses 3).")
+    prefix = param.String(default="", doc=(
+        "Prefix of the names of the widgets' own named models (a lesson section's slug), so that the sets of "
+        "controls of several sections keep them unique on one page."))
 
     def __init__(self, state: ExplorerState, parameters: Sequence[str] | None = None, **params):
         if parameters is not None:
             params["parameters"] = list(parameters)
         super().__init__(state=state, **params)
-        sliders = [labelled(state, p, widget_for(state, p)) for p in self.parameters
+        sliders = [labelled(state, p, widget_for(state, p, self.prefix)) for p in self.parameters
                    if WIDGETS[p] is not pn.widgets.Button]
-        buttons = [widget_for(state, p) for p in self.parameters if WIDGETS[p] is pn.widgets.Button]
+        buttons = [widget_for(state, p, self.prefix) for p in self.parameters if WIDGETS[p] is pn.widgets.Button]
         parts: list = ([pn.GridBox(*sliders, ncols=self.columns, sizing_mode="stretch_width")]
                        if self.columns > 1 else list(sliders))
         if buttons:

@@ -140,10 +140,9 @@ class SliderTitle(LiveHTML):
     #: The element around the title's markup (``{}``), in Python and in the browser's link.
     WRAP = '<span class="pe-slider-title">{}</span>'
 
-    def __init__(self, markup: str = "", **layout: object):
+    def __init__(self, markup: str = "", *, name: str, **layout: object):
         layout.setdefault("margin", (5, 0, 0, 5))
-        super().__init__(self.WRAP.format(markup), name="discrete_slider_title",
-                         css=".pe-live { white-space: nowrap; }", **layout)
+        super().__init__(self.WRAP.format(markup), name=name, css=".pe-live { white-space: nowrap; }", **layout)
 
     @property
     def value(self) -> str:

@@ -35,7 +35,7 @@ def test_a_key_press_retitles_the_base_slider_without_a_div(page, app_url, lang,
     handle.press("ArrowRight")
     following = BASES[BASES.index(10_000) + 1]
     # The browser's own link retitles the slider at once; the server's reply sets the same text.
-    wait_until(lambda: model_property(page, "discrete_slider_title", "text")
+    wait_until(lambda: model_property(page, "base_title", "text")
                == f'<span class="pe-slider-title">{label}: <b>{following}</b></span>', timeout=15,
                message="the title never followed the key")
     assert page.locator(".pe-slider-title").inner_text() == f"{label}: {following}"

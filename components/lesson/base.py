@@ -94,7 +94,7 @@ class LessonSection(pn.viewable.Viewer):
         shown = [name for name in (parameters or self.controls) if self.state.shows(name)]
         if not shown:
             return pn.Column(height=0, margin=0, sizing_mode="stretch_width")
-        return Controls(self.state, shown, columns=columns)
+        return Controls(self.state, shown, columns=columns, prefix=self.slug)
 
     def describe(self) -> str:
         """What the section's main figure shows now, in a sentence in the page's language (its text alternative).
