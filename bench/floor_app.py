@@ -82,6 +82,7 @@ def floor_document(doc: Document) -> None:
     curve = ColumnDataSource(curve_data(s["T"], s["d_model"], s["base"]), name="distance")
     marker = ColumnDataSource(name="distance_marker")
     low = float(curve.data["score"].min())
+    top = s["d_model"] / 2 + 1
 
     # Plots.
     lam = ladder.data["wavelength"]
@@ -119,11 +120,11 @@ def floor_document(doc: Document) -> None:
     big.annular_wedge(x=0, y=0, inner_radius=0.25, outer_radius=0.3, start_angle="arc_start", end_angle="arc_end",
                       color="#D55E00", source=pair_hands)
     dist = figure(height=540, sizing_mode="stretch_width", tools="", toolbar_location=None,
-                  x_range=Range1d(-s["T"], s["T"]), y_range=Range1d(low - 1, s["d_model"] / 2 + 1))
+                  x_range=Range1d(-s["T"], s["T"]), y_range=Range1d(low - 1, top))
     dist.line(x="k", y="score", line_width=4, source=curve)
     dist.scatter(x="k", y="score", size=20, color="#D55E00", source=marker)
-    dist.text(x="k", y="score", text="label", text_align="align", x_offset="x_offset", y_offset="y_offset",
-              text_baseline="baseline", source=marker)
+    dist.text(x="k", y="label_y", text="label", text_align="align", x_offset="x_offset", y_offset=6,
+              text_baseline="top", source=marker)
 
     # Updates: the sources each parameter moves, as the app's views move them.
     window = [row_window(s["pair"], s["d_model"] // 2)]
@@ -154,7 +155,7 @@ def floor_document(doc: Document) -> None:
         s["k"] = int(new)
         update_rows()
         update_hands()
-        marker.data = marker_data(s["k"], s["T"], s["d_model"], s["base"], lang, low)
+        marker.data = marker_data(s["k"], s["d_model"], s["base"], lang, top)
 
     def on_pos(_attr, _old, new) -> None:
         s["pos"] = int(new)
@@ -170,7 +171,7 @@ def floor_document(doc: Document) -> None:
     update_rows()
     update_pair()
     update_hands()
-    marker.data = marker_data(s["k"], s["T"], s["d_model"], s["base"], lang, low)
+    marker.data = marker_data(s["k"], s["d_model"], s["base"], lang, top)
 
     # Widgets: the sizes are shown for the same layout as the app (the benchmark does not move them here).
     sliders = {
