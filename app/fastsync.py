@@ -43,11 +43,11 @@ new data, none of it computing:
    inside Bokeh's handling of its message, so that its data leaves before the
    ``OK`` (``_FastSync._applies_now``), as a plain Bokeh app's does.
 
-And two costs that came after the data: ``push_property`` sets a text without
-Panel taking it for the browser's change (which Panel processed again after its
-debounce, ~5-15 ms of server time per text per step), and ``FastDiscreteSlider``'s
-title is ``LiveHTML`` instead of a Bokeh ``Div`` that lays the page out again
-when its text changes.
+Also: ``push_property`` sets a text without Panel taking it for the browser's
+change (outside a slider's step, a preset or a room's teacher, Panel processed
+every pushed text again after its debounce), and ``FastDiscreteSlider``'s title
+is ``LiveHTML`` instead of a Bokeh ``Div`` that lays the page out again when its
+text changes.
 
 Widgets stay param-driven: the classes are ordinary Panel widgets built with
 ``from_param``; only a class attribute and one wrapped method differ.
@@ -434,8 +434,9 @@ def push_property(component: pn.custom.JSComponent, name: str, value: object) ->
     ``on_change`` callback (``_server_change``) then knows the change as its
     own. Otherwise it takes it for the browser's and processes it after its
     debounce: ``_process_events`` sets the parameter back to the same value
-    under ``edit_readonly``, which touches every parameter of the component
-    (~5-15 ms of server time per property pushed, after every step).
+    under ``edit_readonly``, which touches every parameter of the component.
+    A slider's step, inside ``one_message()``, never paid this; a preset button
+    or a room's teacher did, once per text.
     """
     with param.parameterized.discard_events(component):
         setattr(component, name, value)
