@@ -151,8 +151,11 @@ class ScoreCurve(pn.viewable.Viewer):
         fig.xaxis.axis_label = text(lang, "distance_x")
         fig.yaxis.axis_label = text(lang, "distance_y")
 
+        # The label on the moving marks' level: drawn after the k line that crosses it (annotations come after
+        # glyphs within a level), so the line passes under its box instead of through its text.
         self.max_line, self.max_label = level_line(fig, "distance_max_line", "distance_max_label",
-                                                   text_align="center", text_baseline="bottom", y_offset=10)
+                                                   text_align="center", text_baseline="bottom", y_offset=10,
+                                                   level=MOVING)
         self.max_line.line_alpha = 0.7
 
         fig.vspan(x="k", source=self.marker, line_color=COLORS["target"], line_width=2, line_dash="dotted",
