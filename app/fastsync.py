@@ -389,22 +389,23 @@ class FastDiscreteSlider(pn.widgets.DiscreteSlider):
     model's ``text``, and ``_update_value`` sets its ``value`` as before.
     """
 
+    #: The title's markup around Panel's label (``{}``); ``components.theme.SliderTitle`` shows it.
+    TITLE_WRAP = '<span class="pe-slider-title">{}</span>'
+    # Panel fills in {labels} with str.format (the link has no braces of its own).
+    _text_link = ("\n    var labels = {labels}\n    target.data.text = " + json.dumps(TITLE_WRAP.split("{}")[0])
+                  + " + labels[source.value] + " + json.dumps(TITLE_WRAP.split("{}")[1]) + "\n")
+
     def __init__(self, title_name: str = "discrete_slider_title", **params) -> None:
         """``title_name``: the name of the title's data model (unique on its page)."""
+        self._title_name = title_name  # read by the first _update_options, inside Panel's __init__
         super().__init__(**params)
-        from components.theme import SliderTitle  # components.theme imports this module
-
-        head, tail = (json.dumps(part) for part in SliderTitle.WRAP.split("{}"))
-        # Panel fills in {labels} with str.format: the code's own braces are doubled.
-        self._text_link = f"""
-        var labels = {{labels}}
-        target.data.text = {head} + labels[source.value] + {tail}
-        """
-        self._text = SliderTitle(self._text.value, name=title_name)
-        self._composite[0] = self._text
-        self._update_options()  # a new inner slider, linked to the new title
 
     def _update_options(self, *events) -> None:
+        from components.theme import SliderTitle  # components.theme imports this module
+
+        if not isinstance(self._text, SliderTitle):  # Panel's StaticText, made in its __init__ just before
+            self._text = SliderTitle(self._text.value, name=self._title_name)
+            self._composite[0] = self._text
         super()._update_options(*events)
         make_fast(self._slider)
 

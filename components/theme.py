@@ -10,7 +10,7 @@ import param
 from bokeh.models import Label, Span
 from bokeh.plotting import figure as Figure
 
-from app.fastsync import push_property
+from app.fastsync import FastDiscreteSlider, push_property
 from app.strings import text
 from components.plainjs import PlainJSComponent
 
@@ -138,7 +138,7 @@ class SliderTitle(LiveHTML):
     """
 
     #: The element around the title's markup (``{}``), in Python and in the browser's link.
-    WRAP = '<span class="pe-slider-title">{}</span>'
+    WRAP = FastDiscreteSlider.TITLE_WRAP
 
     def __init__(self, markup: str = "", *, name: str, **layout: object):
         layout.setdefault("margin", (5, 0, 0, 5))
