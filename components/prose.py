@@ -23,6 +23,8 @@ from components.theme import STYLESHEET
 
 #: Where the app serves KaTeX, relative to the server's root (see app/server.py, ``static_dirs``).
 KATEX_DIR = "assets/katex/"
+#: The smallest a display formula is scaled to fit its passage (a fraction of its size).
+MIN_FIT = 0.6
 
 PROSE_CSS = """
 .pe-prose { font-size: 1.25rem; line-height: 1.55; max-width: 60em; }
@@ -107,9 +109,32 @@ class Prose(PlainJSComponent):
           katex.render(tex, el, { displayMode: el.classList.contains("block"), throwOnError: false,
                                   output: "htmlAndMathml" });
         }
+        fit();
         box.dataset.typeset = "1";
       }));
       };
+      // A display formula wider than its passage (a narrow embed, presentation mode's large type) is
+      // scaled down to fit, to no less than MIN_FIT of its size; below that it scrolls sideways.
+      const fit = () => {
+        for (const el of box.querySelectorAll(".math.block > .katex-display")) {
+          el.style.fontSize = "";
+          const block = el.parentElement;
+          // Not every part of a formula scales with the font (rules, some spacing): a second or third
+          // try closes the last pixels.
+          let scale = 1;
+          for (let tries = 0; tries < 4 && block.clientWidth > 0 && block.scrollWidth > block.clientWidth
+               && scale > MIN_FIT; tries++) {
+            scale = Math.max(MIN_FIT, scale * block.clientWidth / block.scrollWidth * 0.995);
+            el.style.fontSize = `${scale * 100}%`;
+          }
+        }
+      };
+      if ("ResizeObserver" in window) {
+        let width = 0;
+        new ResizeObserver(() => {
+          if (box.clientWidth !== width) { width = box.clientWidth; if (box.dataset.typeset) fit(); }
+        }).observe(box);
+      }
       const show = () => { box.innerHTML = model.html; delete box.dataset.typeset; fill(); typeset(); };
       show();
       model.on("html", show);
@@ -117,7 +142,7 @@ class Prose(PlainJSComponent):
       wrap.append(box);
       return wrap;
     }
-    """.replace("KATEX_DIR", KATEX_DIR)
+    """.replace("KATEX_DIR", KATEX_DIR).replace("MIN_FIT", str(MIN_FIT))
 
     def __init__(self, passage: Passage, values: Mapping[str, str] | None = None, **params):
         params.setdefault("sizing_mode", "stretch_width")

@@ -12,6 +12,7 @@ from app.lesson import SECTIONS
 from app.prose import section_prose
 from app.strings import text
 from components.figure_theme import DARK_BACKGROUND
+from components.prose import MIN_FIT
 from tests.helpers import model_property, plots_drawn, slider_handle, wait_until
 
 pytestmark = pytest.mark.browser
@@ -306,3 +307,32 @@ def test_dark_theme_covers_the_figures_and_the_switch_goes_both_ways(page, app_u
     page.get_by_role("button", name=text("en", "theme_dark")).click()
     page.wait_for_url(lambda url: "theme=" not in url)
     assert console_errors == []
+
+
+# -- formulas -----------------------------------------------------------------------------------
+
+_FORMULA_WIDTHS = """(blocks) => blocks.map((b) => ({
+  tex: (b.dataset.tex || "").slice(0, 50), typeset: b.querySelector(".katex") !== null,
+  need: b.scrollWidth, room: b.clientWidth,
+  scale: parseFloat(b.querySelector(".katex-display")?.style.fontSize || "100") / 100}))"""
+
+
+@pytest.mark.parametrize(("route", "lang"), [("score", "en"), ("wavelengths", "es"), ("rope", "es"),
+                                              ("fingerprint", "en"), ("order", "en")])
+def test_every_display_formula_fits_the_slide_at_1280_by_800(page, app_url, route, lang):
+    """The lesson's widest formulas (broken over lines where they are long) fit presentation mode's large
+    type on a 1280-pixel projector without a sideways scroll, scaled down by at most
+    components.prose.MIN_FIT, and KaTeX reports no error in them."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}/{route}?present=1&lang={lang}")
+    marked(page, "pePresent", "1")
+    blocks = page.locator(".pe-prose .math.block")
+    wait_until(lambda: blocks.count() > 0, timeout=40, message="the passages are drawn")
+    for index in range(blocks.count()):  # a passage typesets when it comes near the screen
+        blocks.nth(index).scroll_into_view_if_needed()
+    wait_until(lambda: all(b["typeset"] for b in blocks.evaluate_all(_FORMULA_WIDTHS)), timeout=20,
+               message="every formula typeset")
+    formulas = blocks.evaluate_all(_FORMULA_WIDTHS)
+    assert [f for f in formulas if f["need"] > f["room"]] == []
+    assert min(f["scale"] for f in formulas) >= MIN_FIT
+    assert page.locator(".katex-error").count() == 0
