@@ -30,6 +30,9 @@ PROSE_CSS = """
 .pe-prose { font-size: 1.25rem; line-height: 1.55; max-width: 60em; }
 .pe-prose p { margin: 0.45em 0; }
 .pe-prose .math.block { margin: 0.6em 0; overflow-x: auto; overflow-y: hidden; }
+/* A formula waits for KaTeX unseen (its TeX is not for reading); if KaTeX cannot load, the TeX shows. */
+.pe-prose .math:not([data-tex]) { visibility: hidden; }
+.pe-prose.pe-raw-tex .math { visibility: visible; }
 .pe-prose .katex { font-size: 1.1em; }
 .pe-prose .pe-num { font-variant-numeric: tabular-nums; font-weight: 600; white-space: nowrap; }
 .pe-prose table { border-collapse: collapse; margin: 0.5em 0; }
@@ -83,14 +86,18 @@ class Prose(PlainJSComponent):
         }
       };
       // KaTeX (~140 KB with its fonts) is fetched once a passage with a formula comes near the screen,
-      // not with the page: the first screen of "/" shows none.
+      // or the page has nothing else to do, not with the page: the first screen of "/" shows none.
+      // Passages further down are typeset in idle time too, so a reader who jumps to one (a link, a
+      // search, a fast scroll) finds its formulas ready.
       let near = false;
       const whenNear = (go) => {
         if (near || !("IntersectionObserver" in window)) { near = true; return go(); }
+        const once = () => { if (!near) { near = true; seen.disconnect(); go(); } };
         const seen = new IntersectionObserver((entries) => {
-          if (entries.some((e) => e.isIntersecting)) { seen.disconnect(); near = true; go(); }
+          if (entries.some((e) => e.isIntersecting)) once();
         }, { rootMargin: "100px 0px" });
         seen.observe(box);
+        (window.requestIdleCallback || ((f) => setTimeout(f, 1000)))(once);
       };
       const wrap = document.createElement("div");
       const typeset = () => {
@@ -111,7 +118,7 @@ class Prose(PlainJSComponent):
         }
         fit();
         box.dataset.typeset = "1";
-      }));
+      }).catch(() => { box.classList.add("pe-raw-tex"); box.dataset.typeset = "1"; }));
       };
       // A display formula wider than its passage (a narrow embed, presentation mode's large type) is
       // scaled down to fit, to no less than MIN_FIT of its size; below that it scrolls sideways.

@@ -127,6 +127,47 @@ def test_lesson_and_explore_link_to_each_other(page, app_url):
     assert parse_qs(urlparse(page.url).query)["k"] == ["5"]
 
 
+_FORMULAS = """(maths) => maths.map((m) => ({typeset: m.dataset.tex !== undefined && m.querySelector(".katex") !== null,
+                                   visible: getComputedStyle(m).visibility === "visible"}))"""
+
+
+def test_formulas_far_below_the_screen_are_typeset_while_the_page_is_idle(page, app_url):
+    """A reader who jumps down (a link, a search) meets typeset formulas: the score section's last
+    formulas, several screens below the first, are typeset without any scroll."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}/score?{QUERY}")
+    maths = page.locator(".pe-prose .math")
+    wait_until(lambda: maths.count() >= 3, timeout=40, message="the passages are drawn")
+    last = maths.last.bounding_box()
+    assert last is not None and last["y"] > 3 * 800, last  # far below: never near the screen here
+    wait_until(lambda: all(m["typeset"] for m in maths.evaluate_all(_FORMULAS)), timeout=20,
+               message="every formula typeset without scrolling")
+    assert page.evaluate("window.scrollY") == 0
+
+
+def test_a_formula_is_hidden_until_typeset_and_shown_as_tex_when_katex_cannot_load(page, app_url):
+    """The TeX source is not shown while KaTeX loads; if KaTeX cannot load at all, it is (better than a gap)."""
+    held = []
+    def hold(route) -> None:  # never answered while the test looks
+        held.append(route)
+
+    page.route("**/assets/katex/katex.min.js", hold)
+    page.goto(f"{app_url}/wavelengths?{QUERY}")
+    maths = page.locator(".pe-prose .math")
+    wait_until(lambda: maths.count() > 0 and held, timeout=40, message="KaTeX requested")
+    states = maths.evaluate_all(_FORMULAS)
+    assert not any(m["typeset"] for m in states) and not any(m["visible"] for m in states), states
+
+    page.goto("about:blank")
+    page.unroute("**/assets/katex/katex.min.js")
+    page.route("**/assets/katex/katex.min.js", lambda route: route.abort())
+    page.goto(f"{app_url}/wavelengths?{QUERY}")
+    wait_until(lambda: maths.count() > 0 and all(m["visible"] for m in maths.evaluate_all(_FORMULAS)),
+               timeout=40, message="the TeX shown once KaTeX failed")
+    assert not any(m["typeset"] for m in maths.evaluate_all(_FORMULAS))
+    assert "\\omega" in page.locator(".pe-prose").first.inner_text()
+
+
 def test_formulas_are_typeset_and_live_numbers_follow_the_sliders(page, app_url, console_errors):
     page.goto(f"{app_url}/wavelengths?{QUERY}")
     intro = page.locator(".pe-prose").first
