@@ -87,7 +87,7 @@ import json
 import math
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from types import MappingProxyType
@@ -174,11 +174,16 @@ def one_message() -> Iterator[None]:
         try:
             yield
         finally:
-            for event in (doc.callbacks._held_events if doc is not None else []):
-                model, attr = getattr(event, "model", None), getattr(event, "attr", None)
-                callbacks = getattr(model, "_callbacks", {}).get(attr, []) if attr else []
-                if event.callback_invoker is not None and callbacks and all(map(_is_panel_sync, callbacks)):
-                    event.callback_invoker = None
+            _drop_panel_echoes(doc.callbacks._held_events if doc is not None else [])
+
+
+def _drop_panel_echoes(events: Iterable[object]) -> None:
+    """Take Panel's ``_server_change`` off these held events (where it is their only callback)."""
+    for event in events:
+        model, attr = getattr(event, "model", None), getattr(event, "attr", None)
+        callbacks = getattr(model, "_callbacks", {}).get(attr, []) if attr else []
+        if event.callback_invoker is not None and callbacks and all(map(_is_panel_sync, callbacks)):
+            event.callback_invoker = None
 
 
 def mark_connected() -> None:
@@ -437,11 +442,21 @@ def push_property(component: pn.custom.JSComponent, name: str, value: object) ->
     debounce: ``_process_events`` sets the parameter back to the same value
     under ``edit_readonly``, which touches every parameter of the component.
     A slider's step, inside ``one_message()``, never paid this; a preset button
-    or a room's teacher did, once per text.
+    or a room's teacher did, once per text. Under a hold (a section's updates
+    are held so that they leave together) the callbacks run when the hold ends,
+    so there the held event is told to skip Panel's callback instead.
     """
     with param.parameterized.discard_events(component):
         setattr(component, name, value)
     for ref, (model, _parent) in list(component._models.items()):
+        doc = model.document
+        if doc is not None and doc.callbacks.hold_value is not None:
+            # Held (``pn.io.hold()``): the callbacks run at the end of the hold, when a listing made
+            # here would be gone; the held event itself is told to skip Panel's.
+            setattr(model.data, name, value)
+            _drop_panel_echoes(event for event in doc.callbacks._held_events
+                               if getattr(event, "model", None) is model.data and getattr(event, "attr", None) == name)
+            continue
         changing = component._changing.setdefault(ref, [])
         changing.append(name)
         try:

@@ -1,17 +1,20 @@
 """Server time of one state change with some of the lesson's sections built, in process (a development tool).
 
-    python -m bench.sections gram,rope pos [--size lesson] [--repeats 30] [--profile]
+    python -m bench.sections gram,rope pos [--size lesson] [--repeats 30] [--as-step] [--profile [--show-all]]
 
 Builds the sections (their slugs, as in ``app.lesson.SECTIONS``) on one session
 state in one Bokeh document, as awake sections of ``/`` are, then moves the
 parameter back and forth by one step (``base``: to the next value of its list)
 and serializes each change's ``PATCH-DOC``. Prints the median time and bytes;
+``--as-step`` makes each change inside ``app.fastsync.one_message()``, as a served
+slider step is made (without it: as a preset, a room's teacher or an address);
 ``--profile`` adds pyinstrument's call tree.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import threading
 import time
@@ -26,6 +29,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--size", default="lesson", choices=list(SIZES))
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--show-all", action="store_true", help="with --profile: every frame (Panel's, Bokeh's too)")
+    parser.add_argument("--as-step", action="store_true",
+                        help="make each change inside app.fastsync.one_message(), as a served slider step is made")
     args = parser.parse_args(argv)
 
     import panel as pn
@@ -66,7 +72,8 @@ def main(argv: list[str] | None = None) -> None:
                 profiler.start()
             events.clear()
             began = time.perf_counter()
-            setattr(state, args.param, other if i % 2 == 0 else start)
+            with fastsync.one_message() if args.as_step else contextlib.nullcontext():
+                setattr(state, args.param, other if i % 2 == 0 else start)
             sent = [e for e in events if isinstance(e, DocumentPatchedEvent)]
             message = protocol.create("PATCH-DOC", sent) if sent else None
             times.append((time.perf_counter() - began) * 1000)
@@ -77,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{args.slugs} {args.param} at the {args.size} size: median {statistics.median(times[2:]):.1f} ms, "
               f"{statistics.median(sizes[2:]):.0f} bytes ({args.repeats - 2} changes)")
         if profiler is not None:
-            print(profiler.output_text(unicode=True, color=False))
+            print(profiler.output_text(unicode=True, color=False, show_all=args.show_all))
 
 
 if __name__ == "__main__":

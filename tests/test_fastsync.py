@@ -668,6 +668,50 @@ def test_push_property_is_not_taken_for_a_change_from_the_browser():
     assert "if attr in self._changing.get(ref, [])" in inspect.getsource(pn.reactive.Syncable._server_change)
 
 
+def test_push_property_under_a_hold_is_not_taken_for_a_change_from_the_browser():
+    """Under ``pn.io.hold()`` (a section holds its updates so that they leave together) Bokeh runs the
+    ``on_change`` callbacks when the hold ends, when a listing in ``_changing`` would be gone: the held
+    event itself skips Panel's callback. The message to the browser still carries the change; another
+    callback on the property keeps the event's callbacks."""
+    from components.theme import LiveHTML
+
+    view = LiveHTML("<p>a</p>", name="probe")
+    doc = Document()
+    root = pn.Column(view).get_root(doc)
+    doc.add_root(root)
+    processed: list = []
+    original = view._process_events
+    view._process_events = lambda events: processed.append(events) or original(events)
+    (model, _parent), = view._models.values()
+    sent: list = []
+    doc.on_change(sent.append)
+    others: list = []
+    doc.hold("combine")  # what pn.io.hold() does in a served session
+    fastsync.push_property(view, "text", "<p>b</p>")
+    fastsync.push_property(view, "text", "<p>c</p>")  # combined with the first into one event
+    doc.unhold()
+    assert processed == [] and view._changing == {}
+    assert [(e.model, e.attr, e.new) for e in sent] == [(model.data, "text", "<p>c</p>")]
+
+    model.data.on_change("text", lambda attr, old, new: others.append(new))
+    doc.hold("combine")
+    fastsync.push_property(view, "text", "<p>d</p>")
+    doc.unhold()
+    # With a callback of its own on the property, the event keeps every callback (Panel's too): only an
+    # event whose callbacks are all Panel's is stripped, as in one_message().
+    assert others == ["<p>d</p>"] and processed == [{"text": "<p>d</p>"}]
+    mine = [cb for cb in model.data._callbacks["text"] if not fastsync._is_panel_sync(cb)]
+    model.data.remove_on_change("text", *mine)
+    processed.clear()
+
+    # The control: a change held without the push is processed as the browser's when the hold ends.
+    doc.hold("combine")
+    model.data.text = "<p>e</p>"
+    assert processed == []
+    doc.unhold()
+    assert processed == [{"text": "<p>e</p>"}]
+
+
 # ---------------------------------------------------------------------------
 # The message guard (NoDelayWSHandler._handle / _receive, app/guard.py).
 # ---------------------------------------------------------------------------

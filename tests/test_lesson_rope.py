@@ -8,13 +8,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import panel as pn
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app import core
 from app.state import BASES, ExplorerState
-from components.lesson.rope import CLOSE, LABEL_GAP_PX, RotaryPosition, _label_places
+from components.lesson.rope import CLOSE, LABEL_GAP_PX, RotaryPosition, _label_places, colour_limit
 from tests.helpers import press, source_data, wait_for_source, wait_until
 
 
@@ -197,3 +198,42 @@ def test_a_label_running_inwards_sits_off_its_own_hand_when_the_hands_are_far_ap
     for angle, dy in ((start, places["dy"][0]), (end, places["dy"][1])):
         if abs(math.cos(angle)) > 0.3:  # a side tip: its label runs inwards
             assert (dy < 0) == (math.sin(angle) >= 0), "screen dy < 0 is up: above the tip when it is above"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=1e-6, max_value=1e6, allow_nan=False))
+def test_colour_limit_covers_the_largest_score_and_leaves_no_more_than_a_third_unused(top):
+    limit = colour_limit(top)
+    assert top <= limit <= top * 4 / 3 * (1 + 1e-9)  # at least three quarters of the scale in use
+    mantissa = limit / 10 ** math.floor(math.log10(limit) + 1e-12)
+    assert any(math.isclose(mantissa, nice, rel_tol=1e-9) for nice in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10))
+
+
+def test_a_base_step_keeps_the_colour_scale_and_sends_the_scores_only():
+    """Many base steps leave both colour scales alone (at d_model 32: 7 of the 17), so the browser
+    recolours each matrix once (its new scores), not three times (scores, low, high); the m and n
+    columns are never resent."""
+    from bokeh.document import Document
+    from bokeh.document.events import ColumnDataChangedEvent, ModelChangedEvent
+
+    state = ExplorerState(d_model=32, T=24)
+    section = RotaryPosition(state)
+    doc = Document()
+    for root in (pn.Column(*section.layout()).get_root(doc),):
+        doc.add_root(root)
+    events: list = []
+    doc.on_change(events.append)
+    kept = 0
+    for base in BASES[1:]:
+        events.clear()
+        state.base = base
+        scores = [e for e in events if isinstance(e, ColumnDataChangedEvent)
+                  and e.model.name in ("rope_scores", "additive_scores")]
+        assert scores and all(list(e.cols) == ["score"] for e in scores)
+        colours = [e for e in events if isinstance(e, ModelChangedEvent) and e.attr in ("low", "high")]
+        kept += not colours
+        for mapper in section.mappers:
+            assert mapper.low == -mapper.high
+    assert kept >= len(BASES[1:]) // 3
+    rope = np.abs(core.rope_scores(*section.head()[3:], 24, state.base)).max()
+    assert section.mappers[0].high == colour_limit(rope)

@@ -13,8 +13,9 @@ The same seeded word ``e`` at every position and the same seeded head ``W_Q, W_K
 Both matrices cover m, n < ``min(T, MOST_POSITIONS)``; the cell (pos, pos + k) is marked.
 
 What is resent on a change:
-* d_model, T, base: both matrices (at most 64 × 64 rows of m, n, score), the colour
-  ranges, then the hands;
+* d_model, T, base: both matrices' scores (their m, n columns only when T changes which
+  cells there are; at most 64 × 64 rows), a colour range when its rounded limit
+  changes (``colour_limit``), then the hands;
 * pair, pos, k: the marked cell (one row), the hands (two rows), the arc (one row)
   and the angle's text.
 """
@@ -41,12 +42,25 @@ MOST_POSITIONS = 64
 #: The seed of the word and the head, the same in both matrices.
 SEED = 0
 HAND_DECIMALS = 4
+#: The colour scales' limits: one of these times a power of ten, so that many base and T steps keep the
+#: scale (each change of a colour mapper's low or high makes the browser recolour every cell of its
+#: matrix once more).
+NICE_LIMITS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
 
 
 def matrix_data(scores: np.ndarray) -> dict[str, np.ndarray]:
     """One row per cell: ``m`` (row), ``n`` (column) and the score."""
     m, n = np.indices(scores.shape, dtype=np.int32)
     return {"m": m.ravel(), "n": n.ravel(), "score": scores.ravel()}
+
+
+def colour_limit(top: float) -> float:
+    """The smallest ``NICE_LIMITS`` value times a power of ten that is at least ``top`` (> 0), so a matrix
+    whose largest |score| is ``top`` spans at least three quarters of its colour scale."""
+    if not top > 0:
+        return 1.0
+    scale = 10.0 ** math.floor(math.log10(top))
+    return next(scale * nice for nice in NICE_LIMITS if scale * nice >= top)
 
 
 def diagonal_spread(scores: np.ndarray) -> float:
@@ -187,10 +201,10 @@ class RotaryPosition(LessonSection):
         additive = core.additive_scores(e, w_q, w_k, count, s.base)
         self._spreads = (diagonal_spread(rope), diagonal_spread(additive))
         with pn.io.hold():
-            self.rope.data = matrix_data(rope)
-            self.additive.data = matrix_data(additive)
+            send_changes(self.rope, matrix_data(rope))
+            send_changes(self.additive, matrix_data(additive))
             for fig, mapper, scores in zip(self.figures, self.mappers, (rope, additive), strict=True):
-                top = float(np.abs(scores).max()) or 1.0
+                top = colour_limit(float(np.abs(scores).max()))
                 mapper.update(low=-top, high=top)
                 fig.x_range.update(start=-0.5, end=count - 0.5)
                 fig.y_range.update(start=count - 0.5, end=-0.5)
