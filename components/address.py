@@ -9,6 +9,7 @@ from weakref import WeakKeyDictionary
 import panel as pn
 import param
 
+from app.fastsync import push_property
 from app.state import PAGE_PARAMETERS, URL_PARAMETERS, ExplorerState, source_of
 from components.plainjs import PlainJSComponent
 
@@ -110,7 +111,8 @@ class AddressBar(PlainJSComponent):
         # What the page's sliders write themselves (write_to_address) is not sent from here.
         written = _WRITTEN_BY_SLIDERS.get(self._state, set())
         if any(event.name not in written for event in events):
-            self.query = urlencode(self._state.query())
+            # Set on the browser's model directly: Panel's own path costs a size step ~1-2 ms more.
+            push_property(self, "query", urlencode(self._state.query()))
 
 
 class LanguageLink(PlainJSComponent):
