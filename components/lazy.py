@@ -112,11 +112,8 @@ class LazyPart(pn.viewable.Viewer):
         self._build = build
         self._state = state
         self.mirror: StateMirror | None = None
-        # Off screen, the browser skips the part's style, layout and paint (content-visibility), so a frame
-        # (a slider's handle moving) costs what is on screen, not the whole long page.
         self.column = pn.Column(pn.Spacer(height=height, sizing_mode="stretch_width"),
-                                sizing_mode="stretch_width", name=f"{name}_part",
-                                styles={"content-visibility": "auto", "contain-intrinsic-size": f"auto {height}px"})
+                                sizing_mode="stretch_width", name=f"{name}_part")
 
     @property
     def built(self) -> bool:
