@@ -642,20 +642,25 @@ def test_push_property_sets_the_parameter_and_the_browser_model_only():
     assert [m.text for m in other.references() if getattr(m, "name", None) == "probe"] == ["<p>b</p>"]
 
 
-def test_push_property_is_not_taken_for_a_change_from_the_browser():
-    """Panel's ``on_change`` callback (``_server_change``) processes every change of a linked property
-    that is not listed in ``_changing`` as the browser's: ``_process_events`` (in a served session after
-    its debounce, here at once). A pushed property is listed while it is set, and only then."""
+def _probe_text():
+    """A ``LiveHTML`` on a document, its data model, and the list of what Panel's ``_process_events`` got."""
     from components.theme import LiveHTML
 
     view = LiveHTML("<p>a</p>", name="probe")
     doc = Document()
-    root = pn.Column(view).get_root(doc)
-    doc.add_root(root)
+    doc.add_root(pn.Column(view).get_root(doc))
     processed: list = []
     original = view._process_events
     view._process_events = lambda events: processed.append(events) or original(events)
     (model, _parent), = view._models.values()
+    return view, doc, model, processed
+
+
+def test_push_property_is_not_taken_for_a_change_from_the_browser():
+    """Panel's ``on_change`` callback (``_server_change``) processes every change of a linked property
+    that is not listed in ``_changing`` as the browser's: ``_process_events`` (in a served session after
+    its debounce, here at once). A pushed property is listed while it is set, and only then."""
+    view, _doc, model, processed = _probe_text()
 
     fastsync.push_property(view, "text", "<p>b</p>")
     fastsync.push_property(view, "text", "<p>b</p>")  # unchanged: Bokeh calls back nobody
@@ -673,16 +678,7 @@ def test_push_property_under_a_hold_is_not_taken_for_a_change_from_the_browser()
     ``on_change`` callbacks when the hold ends, when a listing in ``_changing`` would be gone: the held
     event itself skips Panel's callback. The message to the browser still carries the change; another
     callback on the property keeps the event's callbacks."""
-    from components.theme import LiveHTML
-
-    view = LiveHTML("<p>a</p>", name="probe")
-    doc = Document()
-    root = pn.Column(view).get_root(doc)
-    doc.add_root(root)
-    processed: list = []
-    original = view._process_events
-    view._process_events = lambda events: processed.append(events) or original(events)
-    (model, _parent), = view._models.values()
+    view, doc, model, processed = _probe_text()
     sent: list = []
     doc.on_change(sent.append)
     others: list = []
