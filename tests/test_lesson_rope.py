@@ -210,9 +210,9 @@ def test_colour_limit_covers_the_largest_score_and_leaves_no_more_than_a_third_u
 
 
 def test_a_base_step_keeps_the_colour_scale_and_sends_the_scores_only():
-    """Many base steps leave both colour scales alone (at d_model 32: 7 of the 17), so the browser
-    recolours each matrix once (its new scores), not three times (scores, low, high); the m and n
-    columns are never resent."""
+    """Many base steps leave both colour scales alone (at d_model 32: 7 of the 17), so each matrix gets
+    one change (its new scores), not three (scores, low, high), each of which makes the browser recolour
+    every cell; the m and n columns are never resent."""
     from bokeh.document import Document
     from bokeh.document.events import ColumnDataChangedEvent, ModelChangedEvent
 
