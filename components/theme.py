@@ -141,8 +141,9 @@ class SliderTitle(LiveHTML):
     WRAP = FastDiscreteSlider.TITLE_WRAP
 
     def __init__(self, markup: str = "", *, name: str, **layout: object):
-        layout.setdefault("margin", (5, 0, 0, 5))
-        super().__init__(self.WRAP.format(markup), name=name, css=".pe-live { white-space: nowrap; }", **layout)
+        # No margin or stylesheet of its own: Panel's ``DiscreteSlider._update_style`` gives the title the
+        # slider's (its rules are in static/widgets.css, ``.pe-slider-title``).
+        super().__init__(self.WRAP.format(markup), name=name, **layout)
 
     @property
     def value(self) -> str:
