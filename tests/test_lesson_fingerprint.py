@@ -127,6 +127,25 @@ def test_sources_follow_the_state_in_place(section):
     assert list(source.data["q"]) == list(range(40))
 
 
+@pytest.mark.parametrize("pos", [0, 1, 11, 12, 22, 23])
+def test_labels_keep_clear_of_the_pos_line_and_the_edges(section, pos):
+    """The maximum's label sits at the edge away from pos (the dashed line at pos never crosses it); the
+    pos label and the closest position's label read towards the middle when their point is near an edge."""
+    s = section.state
+    s.pos = pos
+    T = s.T
+    right_half = pos >= (T - 1) / 2
+    label = section.max_label
+    assert (label.x, label.text_align) == ((-0.5, "left") if right_half else (T - 0.5, "right"))
+    assert section.pos_label.text_align == ("right" if right_half else "left")
+    marks = section.marks.data
+    q = marks["q"][1]
+    assert abs(q - pos) == 1  # all pairs: the closest other position is a neighbour
+    edge_room = q if marks["align"][1] == "right" else T - 1 - q  # columns between the label and its edge
+    assert edge_room >= 0.25 * T
+    assert marks["dx"][1] == (-12 if marks["align"][1] == "right" else 12)
+
+
 def test_presets_set_the_pair_range(section):
     s = section.state
     section.slowest_only()

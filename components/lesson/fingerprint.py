@@ -21,7 +21,7 @@ import math
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, Label, Range1d, Span
+from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, Label, LabelSet, Range1d, Span
 from bokeh.plotting import figure
 
 from app import core
@@ -67,7 +67,8 @@ class Fingerprint(LessonSection):
         lang = state.lang
         self.distances = ColumnDataSource(name="fingerprint_distances", data={"q": [], "distance": []})
         self.marks = ColumnDataSource(name="fingerprint_marks", data={"q": [], "distance": [], "label": [],
-                                                                      "marker": [], "color": []})
+                                                                      "marker": [], "color": [], "align": [],
+                                                                      "dx": []})
         self.dials = ColumnDataSource(name="fingerprint_dials", data={
             "pair": [], "cx": [], "label": [], "pos_x": [], "pos_y": [], "near_x": [], "near_y": []})
         self.dials_frame = ColumnDataSource(name="fingerprint_dials_frame",
@@ -82,7 +83,7 @@ class Fingerprint(LessonSection):
                              line_dash="dashed", level=MOVING, name="fingerprint_pos_line")
         self.max_line = Span(dimension="width", location=8, line_color=COLORS["ink"], line_width=2,
                              line_dash="dotted", name="fingerprint_max_line")
-        self.max_label = Label(x=0, y=8, x_units="screen", text="", text_font_size=LABEL_SIZE, x_offset=8,
+        self.max_label = Label(x=-0.5, y=8, text="", text_font_size=LABEL_SIZE, x_offset=8,
                                y_offset=-26, name="fingerprint_max_label", text_color=COLORS["ink"])
         self.pos_label = Label(x=0, y=8, text="", text_font_size=LABEL_SIZE, text_color=COLORS["pos"], x_offset=6,
                                y_offset=4, level=MOVING, name="fingerprint_pos_label")
@@ -90,10 +91,12 @@ class Fingerprint(LessonSection):
             self.plot.add_layout(model)
         self.plot.scatter(x="q", y="distance", marker="marker", color="color", size=18, line_color="white",
                           source=self.marks, level=MOVING, name="fingerprint_marks_glyph")
-        self.plot.text(x="q", y="distance", text="label", source=self.marks, text_font_size=LABEL_SIZE,
-                       text_color="color", x_offset=12, y_offset=-8, text_baseline="bottom",
-                       background_fill_color="white", background_fill_alpha=0.85,
-                       level=MOVING, name="fingerprint_marks_text")
+        # An annotation added after the pos line, so that where they meet its box is drawn over the line.
+        self.plot.add_layout(LabelSet(x="q", y="distance", text="label", source=self.marks,
+                                      text_font_size=LABEL_SIZE, text_color="color", text_align="align",
+                                      x_offset="dx", y_offset=-8, text_baseline="bottom",
+                                      background_fill_color="white", background_fill_alpha=0.85,
+                                      level=MOVING, name="fingerprint_marks_text"))
         self.plot.add_tools(HoverTool(renderers=[bars], tooltips=[("q", "@q"),
                                                                   ("‖PE_pos − PE_q‖", "@distance{0.0000}")]))
         self.plot.xaxis.axis_label = text(lang, "fingerprint_x")
@@ -174,18 +177,29 @@ class Fingerprint(LessonSection):
         top = 2.0 * math.sqrt(s.pairs_to - s.pairs_from + 1)
         with pn.io.hold():
             send_changes(self.distances, {"q": np.arange(s.T), "distance": distances})
-            rows = [(s.pos, 0.0, "", "inverted_triangle", COLORS["pos"])]
+            rows = [(s.pos, 0.0, "", "inverted_triangle", COLORS["pos"], "left", 12)]
             if nearest is not None:
                 q, d = nearest
+                # The label reads away from pos, unless the figure's edge on that side is too close to
+                # hold it; then towards pos, its box drawn over the pos line.
+                room = q if q < s.pos else s.T - 1 - q
+                left = (q < s.pos) == (room >= 0.25 * s.T)
                 rows.append((q, d, text(lang, "fingerprint_nearest_label", q=q, distance=short(d)), "diamond",
-                             COLORS["target"]))
-            send_changes(self.marks, {name: [row[j] for row in rows]
-                                      for j, name in enumerate(("q", "distance", "label", "marker", "color"))})
+                             COLORS["target"], "right" if left else "left", -12 if left else 12))
+            send_changes(self.marks, {name: [row[j] for row in rows] for j, name in
+                                      enumerate(("q", "distance", "label", "marker", "color", "align", "dx"))})
             self.pos_line.location = s.pos
             self.plot.y_range.update(start=0, end=top * 1.12)
             self.max_line.location = top
-            self.max_label.update(y=top, text=text(lang, "fingerprint_max_label", value=short(top)))
-            self.pos_label.update(x=s.pos, y=top, text=text(lang, "fingerprint_pos_label", pos=s.pos))
+            # The maximum's label sits at the edge away from pos, so the dashed pos line never crosses it;
+            # the pos label reads away from the nearer edge, so it is never cut off.
+            right = s.pos >= (s.T - 1) / 2
+            self.max_label.update(x=-0.5 if right else s.T - 0.5, text_align="left" if right else "right",
+                                  x_offset=8 if right else -8, y=top,
+                                  text=text(lang, "fingerprint_max_label", value=short(top)))
+            self.pos_label.update(x=s.pos, y=top, text_align="right" if right else "left",
+                                  x_offset=-6 if right else 6,
+                                  text=text(lang, "fingerprint_pos_label", pos=s.pos))
             self.far_note.object = f'<p class="nt">{html.escape(self.far_note_text())}</p>'
             self._update_dials(nearest)
 
