@@ -52,6 +52,7 @@ from app import core
 from app.state import ExplorerState
 from app.strings import text
 from components.describe import Description
+from components.legend import detach_legends
 from components.sources import send_changes
 from components.theme import COLORS, MOVING, LiveHTML, html_pane, style_figure
 
@@ -396,6 +397,7 @@ class PairClocks(pn.viewable.Viewer):
         f.add_layout(Legend(items=list(legend_items.values()), orientation="horizontal",
                             label_text_font_size=LABEL_SIZE, border_line_alpha=0, name="clock_row_legend",
                             margin=0, padding=4, location="center"), "above")
+        detach_legends(f)
 
         # -- the strip of all pairs ----------------------------------------------
         self.strip_frame = ColumnDataSource(name="clock_strip_frame", data={"left": [], "right": [], "top": [],
@@ -424,6 +426,7 @@ class PairClocks(pn.viewable.Viewer):
                                    LegendItem(renderers=[span], label=value(text(lang, "clocks_strip_span")))],
                             orientation="horizontal", label_text_font_size=LABEL_SIZE, border_line_alpha=0,
                             margin=0, padding=4, location="center", name="clock_strip_legend"), "above")
+        detach_legends(g)
 
         # -- the selected pair, large ----------------------------------------------
         self.pair_hands = ColumnDataSource(name="pair_clock", data=pair_clock_hands(0, 0, 0, 2, 10.0))

@@ -40,6 +40,7 @@ from app import core
 from app.state import ExplorerState
 from app.strings import text
 from components.describe import Description
+from components.legend import detach_legends
 from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, level_line, style_figure
 
@@ -184,6 +185,7 @@ class ScoreCurve(pn.viewable.Viewer):
         ], location="top_left", label_text_font_size=TICK_SIZE, glyph_width=34, glyph_height=30,
            name="distance_legend")
         fig.add_layout(legend, "right")
+        detach_legends(fig)
         style_figure(fig)
 
         self._layout = pn.Column(pn.pane.Bokeh(fig, sizing_mode="stretch_width"),

@@ -26,6 +26,7 @@ from bokeh.plotting import figure
 
 from app import core
 from app.strings import text
+from components.legend import detach_legends
 from components.lesson.base import LessonSection, number
 from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, MOVING, WIDGET_STYLESHEET, LiveHTML, html_pane, style_figure
@@ -124,6 +125,7 @@ class Fingerprint(LessonSection):
         self.dials_plot.legend.location = "top_left"
         self.dials_plot.legend.orientation = "horizontal"
         self.dials_plot.legend.label_text_font_size = LABEL_SIZE
+        detach_legends(self.dials_plot)
         self.dials_plot.axis.visible = False
         self.dials_plot.grid.visible = False
         style_figure(self.dials_plot)

@@ -20,6 +20,7 @@ from app.strings import text
 from components.checks import LiveChecks
 from components.distance import ScoreCurve
 from components.ladder import WavelengthLadder
+from components.legend import detach_legends
 from components.lesson.base import LessonSection, number
 from components.theme import COLORS, level_line, style_figure
 
@@ -56,6 +57,7 @@ class CommonMistakes(LessonSection):
                     line_color=COLORS["target"], line_width=2, legend_label=text(lang, "mistake_norms_line"),
                     name="mistake_norms_dots")
         fig.legend.location = "bottom_right"
+        detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "mistake_norms_x")
         fig.yaxis.axis_label = text(lang, "mistake_norms_y")
         style_figure(fig)

@@ -36,6 +36,7 @@ from bokeh.transform import dodge
 
 from app import core
 from app.strings import text
+from components.legend import detach_legends
 from components.lesson.base import LessonSection, number
 from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, html_pane, style_figure
 
@@ -128,6 +129,7 @@ class OrderIsMeaning(LessonSection):
                                      LegendItem(label=text(lang, "order_with_pe"), renderers=[with_pe])],
                               location="bottom_right", label_text_font_size=TICK_SIZE, glyph_width=34,
                               glyph_height=26, name="order_legend"), "below")
+        detach_legends(out)
         style_figure(out)
 
         self.readout = LiveHTML(name="order_readout", sizing_mode="stretch_width", css=".pe-live{font-size:1.15rem}")

@@ -28,6 +28,7 @@ from bokeh.plotting import figure
 from app import core
 from app.strings import text
 from components.distance import ScoreCurve
+from components.legend import detach_legends
 from components.lesson.base import LessonSection, number
 from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, MOVING, LiveHTML, readout, style_figure
@@ -101,6 +102,7 @@ class WhatScoresSee(LessonSection):
         fig.yaxis.axis_label = text(lang, "score_pp_y")
         fig.legend.location = "top_right"
         fig.legend.label_text_font_size = LABEL_SIZE
+        detach_legends(fig)
         style_figure(fig)
 
         self._update()

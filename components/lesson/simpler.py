@@ -36,6 +36,7 @@ from app.fastsync import FastIntSlider
 from app.state import T_MAX
 from app.strings import text
 from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sample_starts, sample_targets
+from components.legend import detach_legends
 from components.lesson.base import LessonSection, number
 from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, style_figure
 
@@ -141,6 +142,7 @@ class WhyNotSimpler(LessonSection):
                 items.insert(0, LegendItem(label=text(lang, "simpler_sinusoid_curve"), renderers=[label]))
             fig.add_layout(Legend(items=items, location="top_left", label_text_font_size=TICK_SIZE,
                                   name=f"{fig.name.removesuffix('_plot')}_legend"), "below")
+            detach_legends(fig)
 
         self.neighbours = ColumnDataSource(name="simpler_neighbours", data={"p": [], "learned": [], "sinusoid": []})
         self.neighbours_plot = _figure("simpler_neighbours_plot", text(lang, "simpler_neighbours_title"),
@@ -165,6 +167,7 @@ class WhyNotSimpler(LessonSection):
             LegendItem(label=text(lang, "simpler_neighbours_learned"), renderers=[learned, learned_dots]),
         ], location="top_left", orientation="horizontal", label_text_font_size=TICK_SIZE,
            name="simpler_neighbours_legend"), "below")
+        detach_legends(nb)
         self.no_row = LiveHTML(name="simpler_no_row", sizing_mode="stretch_width", css=".pe-live{font-size:1.15rem}")
 
         self._values: dict[str, str] = {}

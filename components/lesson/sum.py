@@ -30,6 +30,7 @@ from bokeh.plotting import figure
 
 from app import core
 from app.strings import text
+from components.legend import detach_legends
 from components.lesson.base import LessonSection, number
 from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, style_figure
@@ -111,6 +112,7 @@ class SumOrConcatenate(LessonSection):
                     line_color="white", legend_label=text(lang, "sum_cross_dots"), name="sum_cross_dots")
         fig.legend.location = "top_left"
         fig.legend.label_text_font_size = TICK_SIZE
+        detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "sum_cross_x")
         fig.yaxis.axis_label = text(lang, "sum_cross_y")
         style_figure(fig)
