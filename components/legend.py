@@ -11,41 +11,96 @@ constant coordinates and a source of its own with no columns, hidden, so it
 draws nothing in the plot, and nothing it references ever changes. (BokehJS
 draws the swatch of a hidden renderer, and of one glyph when a source has no
 columns; of none when it has columns with no rows.)
+
+An entry labelled from a data column (one label per group of rows) gets a
+stand-in too, on ``LegendRows``: a source holding the first row of each label
+only, the columns its swatches read, which the section brings up to date after
+changing the real data (``follow``); it sends nothing when the labels and their
+looks are unchanged, which is most steps.
 """
 
 from __future__ import annotations
 
+from bokeh.core.property.dataspec import NumberSpec
 from bokeh.core.property.vectorization import Field
-from bokeh.models import ColumnDataSource, GlyphRenderer, Legend
+from bokeh.models import ColumnDataSource, Glyph, GlyphRenderer, Legend, LegendItem
 from bokeh.plotting import figure as Figure
+
+from components.sources import send_changes
+
+
+def _coordinates(glyph: Glyph) -> set[str]:
+    """The glyph's positional numbers (x, y, size, radius, angles): a legend swatch places its own."""
+    return {name for name in type(glyph)._args if isinstance(glyph.lookup(name).property, NumberSpec)}
+
+
+def _look_columns(renderer: GlyphRenderer) -> set[str]:
+    """The data columns the glyph's look (all but its coordinates) reads."""
+    glyph = renderer.glyph
+    coordinates = _coordinates(glyph)
+    return {spec.field for name, spec in glyph.properties_with_values(include_defaults=False).items()
+            if isinstance(spec, Field) and name not in coordinates}
 
 
 def _fixed_look(renderer: GlyphRenderer) -> bool:
-    """Whether every property of the glyph but its coordinates is a constant (a legend swatch draws those)."""
-    glyph = renderer.glyph
-    return not any(isinstance(spec, Field) for name, spec in glyph.properties_with_values(include_defaults=False)
-                   .items() if name not in type(glyph)._args)
+    """Whether the glyph's look is constant (a swatch on no data can draw it)."""
+    return not _look_columns(renderer)
 
 
-def stand_in(fig: Figure, renderer: GlyphRenderer) -> GlyphRenderer:
-    """A renderer in ``fig`` drawn only as a legend swatch: ``renderer``'s glyph and look on no data."""
+def stand_in(fig: Figure, renderer: GlyphRenderer, source: ColumnDataSource | None = None) -> GlyphRenderer:
+    """A hidden renderer in ``fig`` drawn only as a legend swatch: ``renderer``'s glyph and look at constant
+    coordinates, on ``source`` (default: a source of its own with no columns, one swatch)."""
     glyph = renderer.glyph
     props = glyph.properties_with_values(include_defaults=False)
-    props.update({name: 0 for name, spec in props.items() if name in type(glyph)._args and isinstance(spec, Field)})
+    coordinates = _coordinates(glyph)
+    props.update({name: 0 for name, spec in props.items() if name in coordinates and isinstance(spec, Field)})
     name = f"{renderer.name or glyph.__class__.__name__.lower()}_legend"
-    proxy = GlyphRenderer(glyph=type(glyph)(**props), data_source=ColumnDataSource(data={}, name=f"{name}_source"),
-                          level=renderer.level, visible=False, name=name)
+    if source is None:
+        source = ColumnDataSource(data={}, name=f"{name}_source")
+    proxy = GlyphRenderer(glyph=type(glyph)(**props), data_source=source, level=renderer.level, visible=False,
+                          name=name)
     fig.renderers.append(proxy)
     return proxy
 
 
-def detach_legends(fig: Figure) -> None:
-    """Point every fixed-label entry of ``fig``'s legends at stand-ins (see the module's docstring).
+class LegendRows:
+    """A data-labelled legend entry drawn from a source of its own: the first row of each label of the real
+    renderer's data, in the columns its swatch reads. Call ``follow()`` after changing that data."""
 
-    An entry labelled from a data column keeps its renderers: its labels are that data.
-    """
+    def __init__(self, fig: Figure, item: LegendItem):
+        (renderer,) = item.renderers
+        self._data = renderer.data_source
+        label = item.label.field
+        self.columns = [label, *sorted(_look_columns(renderer) - {label})]
+        self.source = ColumnDataSource(data={column: [] for column in self.columns},
+                                       name=f"{renderer.name}_legend_source")
+        item.renderers = [stand_in(fig, renderer, self.source)]
+        self.follow()
+
+    def follow(self) -> None:
+        """Bring the entry's rows up to date with the real data (nothing is sent when they are the same)."""
+        data = self._data.data
+        first: dict[object, int] = {}
+        for i, label in enumerate(data.get(self.columns[0], ())):
+            first.setdefault(label, i)
+        rows = list(first.values())
+        send_changes(self.source, {column: [_plain(data[column][i]) for i in rows] for column in self.columns})
+
+
+def _plain(value: object) -> object:
+    """A NumPy scalar as the Python value it holds (so that equal rows compare and serialize alike)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def detach_legends(fig: Figure) -> list[LegendRows]:
+    """Point every entry of ``fig``'s legends at stand-ins (see the module's docstring); returns the
+    data-labelled entries, whose ``follow()`` the caller runs after changing their data."""
+    followers = []
     for legend in fig.select(type=Legend):
         for item in legend.items:
-            if isinstance(item.label, Field) or not all(_fixed_look(r) for r in item.renderers):
-                continue
-            item.renderers = [stand_in(fig, r) for r in item.renderers]
+            if isinstance(item.label, Field):
+                if len(item.renderers) == 1:
+                    followers.append(LegendRows(fig, item))
+            elif all(_fixed_look(r) for r in item.renderers):
+                item.renderers = [stand_in(fig, r) for r in item.renderers]
+    return followers

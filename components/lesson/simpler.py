@@ -36,7 +36,7 @@ from app.fastsync import FastIntSlider
 from app.state import T_MAX
 from app.strings import text
 from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sample_starts, sample_targets
-from components.legend import detach_legends
+from components.legend import LegendRows, detach_legends
 from components.lesson.base import LessonSection, number
 from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, style_figure
 
@@ -126,6 +126,7 @@ class WhyNotSimpler(LessonSection):
         curve = self.sinusoid_plot.line(x="k", y="score", source=self.sinusoid_curve, line_width=4,
                                         line_color=COLORS["curve"], name="simpler_sinusoid_line")
         self.k_lines = []
+        self._legend_rows: list[LegendRows] = []
         for fig, source, label in ((self.learned_plot, self.learned_scores, None),
                                    (self.sinusoid_plot, self.sinusoid_scores, curve)):
             span = Span(dimension="height", location=0, line_color=COLORS["target"], line_width=2,
@@ -142,7 +143,7 @@ class WhyNotSimpler(LessonSection):
                 items.insert(0, LegendItem(label=text(lang, "simpler_sinusoid_curve"), renderers=[label]))
             fig.add_layout(Legend(items=items, location="top_left", label_text_font_size=TICK_SIZE,
                                   name=f"{fig.name.removesuffix('_plot')}_legend"), "below")
-            detach_legends(fig)
+            self._legend_rows += detach_legends(fig)
 
         self.neighbours = ColumnDataSource(name="simpler_neighbours", data={"p": [], "learned": [], "sinusoid": []})
         self.neighbours_plot = _figure("simpler_neighbours_plot", text(lang, "simpler_neighbours_title"),
@@ -267,6 +268,8 @@ class WhyNotSimpler(LessonSection):
         with pn.io.hold():
             self.learned_scores.data = learned
             self.sinusoid_scores.data = sinusoid
+            for entry in self._legend_rows:
+                entry.follow()
             self.sinusoid_curve.data = {"k": k, "score": curve}
             self.learned_plot.y_range.update(start=low - 0.08 * spread, end=high + 0.08 * spread)
             for fig in (self.learned_plot, self.sinusoid_plot):

@@ -89,6 +89,7 @@ class SumOrConcatenate(LessonSection):
         fig.add_layout(Legend(items=[LegendItem(label={"field": "legend"}, renderers=[summed]),
                                      LegendItem(label={"field": "legend"}, renderers=[reserved])],
                               location="top_left", label_text_font_size=TICK_SIZE, name="sum_ladder_legend"))
+        self._legend_rows = detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "sum_ladder_x")
         fig.yaxis.axis_label = text(lang, "sum_ladder_y")
         style_figure(fig)
@@ -152,6 +153,8 @@ class SumOrConcatenate(LessonSection):
                                 "legend": [text(lang, "sum_ladder_sum", pairs=summed.size)] * summed.size}
             self.reserved.data = {"pair": np.arange(reserved.size), "wavelength": reserved,
                                   "legend": [text(lang, "sum_ladder_concat", pairs=reserved.size)] * reserved.size}
+            for entry in self._legend_rows:
+                entry.follow()
             self.ladder_plot.x_range.update(start=-0.5, end=summed.size - 0.5)
             self.ladder_plot.y_range.update(start=summed[0] / 1.6, end=summed[-1] * 1.6)
 
