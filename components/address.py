@@ -74,6 +74,8 @@ class AddressBar(PlainJSComponent):
     become idle (Panel's ``Location`` does both, and a page with many Bokeh
     figures may never report idle). On first render it also replaces junk from
     the original address by the clamped values. Other query keys are kept.
+    A new query is written just after the message that brought it, not while
+    the page applies that message.
     """
 
     query = param.String(default="", doc="The state's query string (without '?').")
@@ -92,7 +94,12 @@ class AddressBar(PlainJSComponent):
         if (url.href !== window.location.href) window.history.replaceState(window.history.state, "", url.href);
       };
       apply();
-      model.on("query", apply);
+      // Right after the step's message, not while the page applies it (a replaceState costs Chromium
+      // 1-3 ms there); changes within one message make one write.
+      let timer = 0;
+      model.on("query", () => {
+        if (!timer) timer = setTimeout(() => { timer = 0; apply(); });
+      });
       if (model.title) document.title = model.title;
       if (model.lang) document.documentElement.lang = model.lang;
       return document.createElement("span");

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from app import core
-from tests.helpers import wait_for_source
+from tests.helpers import wait_for_source, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -47,7 +47,8 @@ def test_switch_changes_the_row_lengths(page, app_url, console_errors):
                                                   for p, k in zip(samples["p"], samples["k"], strict=True)],
                                rtol=0, atol=1e-12)
     expect(page.locator("p.ck").first).to_contain_text("rows measure 0.0000 to 3.1672")
-    assert "mistake=sin_only" in page.url
+    wait_until(lambda: "mistake=sin_only" in page.evaluate("() => window.location.href"),
+               message="the address never took the mistake")
     assert console_errors == []
 
 
