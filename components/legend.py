@@ -10,7 +10,9 @@ a fixed label at a stand-in renderer instead: the same glyph class and look,
 constant coordinates and a source of its own with no columns, hidden, so it
 draws nothing in the plot, and nothing it references ever changes. (BokehJS
 draws the swatch of a hidden renderer, and of one glyph when a source has no
-columns; of none when it has columns with no rows.)
+columns; of none when it has columns with no rows. A stand-in sits at 0: a
+``DataRange1d`` that follows every renderer of its figure would take that in,
+so the figures here name their ranges' renderers.)
 
 An entry labelled from a data column (one label per group of rows) gets a
 stand-in too, on ``LegendRows``: a source holding the first row of each label
