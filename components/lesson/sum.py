@@ -106,11 +106,12 @@ class SumOrConcatenate(LessonSection):
         fig = self.cross_plot
         fig.segment(x0="x0", x1="x1", y0="y", y1="y", source=self.levels, line_color="color", line_dash="dash",
                     line_width=3, name="sum_levels_lines")
+        fig.scatter(x="m", y="cross", source=self.cross, marker="circle", size=11, fill_color=PART_COLORS["shared"],
+                    line_color="white", legend_label=text(lang, "sum_cross_dots"), name="sum_cross_dots")
+        # The labels after the dots: where a dot falls on a label, the label's box stays readable.
         fig.text(x="x", y="y", text="label", source=self.levels, text_align="align", text_baseline="baseline",
                  y_offset="y_offset", text_font_size=TICK_SIZE, text_color="color", background_fill_color="white",
                  background_fill_alpha=0.85, padding=2, name="sum_levels_labels")
-        fig.scatter(x="m", y="cross", source=self.cross, marker="circle", size=11, fill_color=PART_COLORS["shared"],
-                    line_color="white", legend_label=text(lang, "sum_cross_dots"), name="sum_cross_dots")
         fig.legend.location = "top_left"
         fig.legend.label_text_font_size = TICK_SIZE
         detach_legends(fig)
