@@ -185,7 +185,7 @@ class ScoreCurve(pn.viewable.Viewer):
         ], location="top_left", label_text_font_size=TICK_SIZE, glyph_width=34, glyph_height=30,
            name="distance_legend")
         fig.add_layout(legend, "right")
-        self.legend_rows = detach_legends(fig)
+        self._legend_rows = detach_legends(fig)
         style_figure(fig)
 
         self._layout = pn.Column(pn.pane.Bokeh(fig, sizing_mode="stretch_width"),
@@ -208,7 +208,7 @@ class ScoreCurve(pn.viewable.Viewer):
         with pn.io.hold():
             self.curve.data = curve
             self.samples.data = samples
-            for entry in self.legend_rows:
+            for entry in self._legend_rows:
                 entry.follow()
             self.figure.x_range.update(start=-(s.T - 1) - pad, end=s.T - 1 + pad)
             # Room above the peak for two labels (the maximum's, and the marker's at the top), below the lowest

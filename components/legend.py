@@ -7,7 +7,7 @@ glyph whose source moves on every slider step is rebuilt on every step (at the
 score section, 4.6 ms of a d_model step's 14.6 ms in ``apply_json_patch``; on
 ``/explore``, a third of a k step's). ``detach_legends`` points each entry with
 a fixed label at a stand-in renderer instead: the same glyph class and look,
-constant coordinates and a source of its own with no columns, hidden, so it
+constant coordinates and a source with no columns (one per figure), hidden, so it
 draws nothing in the plot, and nothing it references ever changes. (BokehJS
 draws the swatch of a hidden renderer, and of one glyph when a source has no
 columns; of none when it has columns with no rows. A stand-in sits at 0: a
@@ -23,9 +23,10 @@ looks are unchanged, which is most steps.
 
 from __future__ import annotations
 
+import numpy as np
 from bokeh.core.property.dataspec import NumberSpec
 from bokeh.core.property.vectorization import Field
-from bokeh.models import ColumnDataSource, Glyph, GlyphRenderer, Legend, LegendItem
+from bokeh.models import CDSView, ColumnDataSource, Glyph, GlyphRenderer, Legend, LegendItem
 from bokeh.plotting import figure as Figure
 
 from components.sources import send_changes
@@ -49,20 +50,16 @@ def _fixed_look(renderer: GlyphRenderer) -> bool:
     return not _look_columns(renderer)
 
 
-def stand_in(fig: Figure, renderer: GlyphRenderer, source: ColumnDataSource | None = None) -> GlyphRenderer:
-    """A hidden renderer in ``fig`` drawn only as a legend swatch: ``renderer``'s glyph and look at constant
-    coordinates, on ``source`` (default: a source of its own with no columns, one swatch)."""
+def stand_in(renderer: GlyphRenderer, source: ColumnDataSource, view: CDSView | None = None) -> GlyphRenderer:
+    """A hidden renderer drawn only as a legend swatch: ``renderer``'s glyph and look at constant coordinates,
+    on ``source`` (with no columns: one swatch). Add it to the figure."""
     glyph = renderer.glyph
     props = glyph.properties_with_values(include_defaults=False)
     coordinates = _coordinates(glyph)
     props.update({name: 0 for name, spec in props.items() if name in coordinates and isinstance(spec, Field)})
     name = f"{renderer.name or glyph.__class__.__name__.lower()}_legend"
-    if source is None:
-        source = ColumnDataSource(data={}, name=f"{name}_source")
-    proxy = GlyphRenderer(glyph=type(glyph)(**props), data_source=source, level=renderer.level, visible=False,
-                          name=name)
-    fig.renderers.append(proxy)
-    return proxy
+    return GlyphRenderer(glyph=type(glyph)(**props), data_source=source, view=view or CDSView(),
+                         level=renderer.level, visible=False, name=name)
 
 
 class LegendRows:
@@ -76,33 +73,35 @@ class LegendRows:
         self.columns = [label, *sorted(_look_columns(renderer) - {label})]
         self.source = ColumnDataSource(data={column: [] for column in self.columns},
                                        name=f"{renderer.name}_legend_source")
-        item.renderers = [stand_in(fig, renderer, self.source)]
+        item.renderers = [stand_in(renderer, self.source)]
+        fig.renderers.append(item.renderers[0])
         self.follow()
 
     def follow(self) -> None:
         """Bring the entry's rows up to date with the real data (nothing is sent when they are the same)."""
         data = self._data.data
-        first: dict[object, int] = {}
-        for i, label in enumerate(data.get(self.columns[0], ())):
-            first.setdefault(label, i)
-        rows = list(first.values())
-        send_changes(self.source, {column: [_plain(data[column][i]) for i in rows] for column in self.columns})
-
-
-def _plain(value: object) -> object:
-    """A NumPy scalar as the Python value it holds (so that equal rows compare and serialize alike)."""
-    return value.item() if hasattr(value, "item") else value
+        labels = np.asarray(data.get(self.columns[0], []))
+        rows = np.sort(np.unique(labels, return_index=True)[1]) if labels.size else np.zeros(0, dtype=int)
+        send_changes(self.source, {column: np.asarray(data[column])[rows].tolist() for column in self.columns})
 
 
 def detach_legends(fig: Figure) -> list[LegendRows]:
     """Point every entry of ``fig``'s legends at stand-ins (see the module's docstring); returns the
-    data-labelled entries, whose ``follow()`` the caller runs after changing their data."""
+    data-labelled entries, whose ``follow()`` the caller runs after changing their data.
+
+    The fixed-label stand-ins of a figure share one empty source and one view (a stand-in costs its
+    renderer and its glyph only)."""
     followers = []
+    empty: ColumnDataSource | None = None
+    view: CDSView | None = None
     for legend in fig.select(type=Legend):
         for item in legend.items:
             if isinstance(item.label, Field):
                 if len(item.renderers) == 1:
                     followers.append(LegendRows(fig, item))
             elif all(_fixed_look(r) for r in item.renderers):
-                item.renderers = [stand_in(fig, r) for r in item.renderers]
+                if empty is None:
+                    empty, view = ColumnDataSource(data={}, name=f"{fig.name}_legend_source"), CDSView()
+                item.renderers = [stand_in(r, empty, view) for r in item.renderers]
+                fig.renderers.extend(item.renderers)
     return followers
