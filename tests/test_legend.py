@@ -30,7 +30,7 @@ def look(renderer: GlyphRenderer) -> dict:
 
 
 @pytest.mark.parametrize(("where", "viewable"), roots(), ids=lambda v: v if isinstance(v, str) else "")
-def test_fixed_legend_entries_reference_only_hidden_stand_ins_that_look_like_a_drawn_glyph(where, viewable):
+def test_legend_entries_reference_only_hidden_stand_ins_that_look_like_a_drawn_glyph(where, viewable):
     models = pn.panel(viewable).get_root(Document()).references()
     legends = [m for m in models if isinstance(m, Legend)]
     for legend in legends:
