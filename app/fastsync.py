@@ -96,8 +96,10 @@ from typing import ClassVar
 import panel as pn
 import param
 from bokeh.core import has_props as bokeh_has_props
+from bokeh.core import serialization as bokeh_serialization
 from bokeh.core.property import bases as bokeh_property_bases
 from bokeh.core.property import descriptors as bokeh_descriptors
+from bokeh.document import document as bokeh_document_module
 from bokeh.document.events import ModelChangedEvent
 from bokeh.io import doc as bokeh_doc
 from bokeh.server import urls as bokeh_urls
@@ -109,6 +111,9 @@ from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from app import guard
+
+#: The module (``bokeh.protocol.messages`` exports the class under the same name).
+bokeh_patch_doc = importlib.import_module("bokeh.protocol.messages.patch_doc")
 
 __all__ = [
     "DEBOUNCE_MS",
@@ -735,6 +740,82 @@ async def _write_when_free(doc, conn) -> None:
                 await future
 
 
+class _DocumentDeserializer(bokeh_serialization.Deserializer):
+    """Bokeh's ``Deserializer`` for ``Document.apply_json_patch``, its id -> model map copied, not rebuilt.
+
+    ``apply_json_patch`` passes ``list(self.models)``, and Bokeh builds
+    ``{model.id: model}`` from it in Python: for every message from the browser,
+    a loop over every model of the page (~1.3 ms per key press on ``/`` in the
+    served process, 10% of the server's share). The document already holds that
+    map (``DocumentModelManager._models``); a C-level copy of it is ~30x
+    cheaper. Copied, because decoding adds the models a message brings. Any
+    other list of references is mapped as Bokeh does.
+    """
+
+    def __init__(self, references=None, *, setter=None) -> None:
+        models = _models_of(references)
+        super().__init__(None if models is not None else references, setter=setter)
+        if models is not None:
+            self._references = dict(models)
+
+
+def _models_of(references) -> dict | None:
+    """The document's own id -> model map when ``references`` is ``list(doc.models)``, else None."""
+    if not isinstance(references, list) or not references:
+        return None
+    document = getattr(references[0], "document", None)
+    models = getattr(getattr(document, "models", None), "_models", None)
+    return models if isinstance(models, dict) and len(models) == len(references) else None
+
+
+class _CachedRefsSerializer(bokeh_serialization.Serializer):
+    """Bokeh's ``Serializer`` for ``patch_doc.create``, the references of a document's synced models kept.
+
+    Every ``PATCH-DOC`` the server sends starts by mapping each synced model
+    of the page to its reference (``{id(model): model.ref}``, a Python loop with a
+    property call per model: ~1 ms of a key press on ``/explore``). That map
+    changes only when the document's set of models does; Bokeh replaces
+    ``DocumentModelManager._models`` with a new dict whenever it recomputes that
+    set. So it is built once per such dict (and size), with no model waiting to
+    be synced, kept on the manager, and copied for each message (the serializer
+    adds the new models it meets).
+    """
+
+    def __init__(self, *, references=frozenset(), deferred: bool = True, check_circular: bool = False) -> None:
+        refs = _synced_refs(references)
+        super().__init__(references=references if refs is None else (), deferred=deferred,
+                         check_circular=check_circular)
+        if refs is not None:
+            self._references = dict(refs)
+
+
+def _synced_refs(references) -> dict | None:
+    """``{id(model): model.ref}`` for ``references``, from the document's cache, when it is all its models."""
+    first = next(iter(references), None) if isinstance(references, set) else None
+    manager = getattr(getattr(first, "document", None), "models", None)
+    models = getattr(manager, "_models", None)
+    if not isinstance(models, dict) or manager._new_models or len(models) != len(references):
+        return None
+    cached = getattr(manager, "_fastsync_refs", None)
+    if cached is None or cached[0] is not models or cached[1] != len(models):
+        cached = (models, len(models), {id(model): model.ref for model in models.values()})
+        manager._fastsync_refs = cached  # the dict kept with it, so its identity is never another's
+    return cached[2]
+
+
+def cache_document_references(enabled: bool = True) -> None:
+    """Map a message's references from the document's own model map (``_DocumentDeserializer``,
+    ``_CachedRefsSerializer``), or, disabled, as stock."""
+    bokeh_document_module.Deserializer = _DocumentDeserializer if enabled else bokeh_serialization.Deserializer
+    bokeh_patch_doc.Serializer = _CachedRefsSerializer if enabled else bokeh_serialization.Serializer
+
+
+def references_cached() -> bool:
+    """Whether ``cache_document_references`` is in effect."""
+    return (bokeh_document_module.Deserializer is _DocumentDeserializer
+            and bokeh_patch_doc.Serializer is _CachedRefsSerializer)
+
+
 #: The modules that hold Bokeh's ``patch_curdoc`` under that name (imported at their import time).
 _PATCH_CURDOC_HOLDERS = ("bokeh.io.doc", "bokeh.application.handlers.code", "panel.io.handlers")
 
@@ -745,7 +826,7 @@ def installed() -> bool:
     safe = all(importlib.import_module(name).patch_curdoc is safe_patch_curdoc for name in _PATCH_CURDOC_HOLDERS)
     return (bool(handlers) and all(handler is NoDelayWSHandler for handler in handlers) and safe and defaults_cached()
             and _Syncable._server_event is _locked_server_event
-            and panel_document.schedule_write_events is _schedule_write_events_sent_when_free)
+            and panel_document.schedule_write_events is _schedule_write_events_sent_when_free and references_cached())
 
 
 def install() -> None:
@@ -760,6 +841,7 @@ def install() -> None:
     its socket is free (``_schedule_write_events_sent_when_free``). Idempotent.
     """
     cache_bokeh_defaults()
+    cache_document_references()
     _Syncable._server_event = _locked_server_event
     panel_document.schedule_write_events = _schedule_write_events_sent_when_free
     for module_name in _PATCH_CURDOC_HOLDERS:

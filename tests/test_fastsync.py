@@ -11,6 +11,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import gc
+import importlib
 import inspect
 import json
 import math
@@ -883,3 +884,103 @@ def test_install_writes_held_messages_when_the_socket_is_free():
     fastsync.install()
     assert panel_document.schedule_write_events is fastsync._schedule_write_events_sent_when_free
     assert fastsync.installed()
+
+
+def test_bokeh_maps_a_messages_references_where_the_cache_expects():
+    """Guards the names ``cache_document_references`` replaces and the bookkeeping it reads."""
+    from bokeh.document import document as document_module
+    from bokeh.document.models import DocumentModelManager
+    patch_doc = importlib.import_module("bokeh.protocol.messages.patch_doc")
+
+    apply = inspect.getsource(document_module.Document.apply_json_patch)
+    assert "Deserializer(list(self.models), setter=setter)" in apply
+    create = inspect.getsource(patch_doc.patch_doc.create)
+    assert "Serializer(references=doc.models.synced_references)" in create
+    assert "flush_synced(lambda model: not serializer.has_ref(model))" in create
+    manager = inspect.getsource(DocumentModelManager)
+    assert "self._models = recomputed" in manager  # a recomputed set of models is a new dict
+    assert "if model not in self._new_models" in manager
+    assert fastsync.references_cached()
+
+
+def _patch_content(events) -> tuple[str, list[bytes]]:
+    from bokeh.protocol import Protocol
+
+    import re
+
+    message = Protocol().create("PATCH-DOC", events)
+    content = json.dumps(message.content, sort_keys=True, default=repr)
+    # A buffer gets a new id per message; the models keep theirs.
+    content = re.sub(r"Buffer\(id='p\d+', data=<memory at 0x[0-9a-f]+>\)", "Buffer", content)
+    return content, [bytes(b.to_bytes()) for b in message.buffers]
+
+
+def test_patch_messages_with_cached_references_are_stock_bokehs_messages():
+    """Each message is made twice from the same state, cache on and off: the same content, the same
+    models left waiting to be synced; a model added later is sent whole once, then by reference."""
+    from bokeh.layouts import column
+    from bokeh.models import ColumnDataSource
+    from bokeh.plotting import figure
+
+    fastsync.cache_document_references(True)
+    doc = Document()
+    source = ColumnDataSource({"x": np.arange(4.0), "y": np.ones(4)}, name="s")
+    plot = figure()
+    plot.line("x", "y", source=source)
+    layout = column(plot)
+    doc.add_root(layout)
+    doc.models.flush_synced()
+    events: list = []
+    doc.on_change(events.append)
+
+    def both(change) -> tuple:
+        events.clear()
+        change()
+        waiting = set(doc.models._new_models)
+        cached = _patch_content(list(events)), set(doc.models._new_models)
+        doc.models._new_models = set(waiting)
+        fastsync.cache_document_references(False)
+        try:
+            stock = _patch_content(list(events)), set(doc.models._new_models)
+        finally:
+            fastsync.cache_document_references(True)
+        assert cached == stock
+        return cached[0][0]
+
+    both(lambda: setattr(source, "data", {"x": np.arange(5.0), "y": np.zeros(5)}))
+    assert getattr(doc.models, "_fastsync_refs", None) is not None  # the cache answered
+    second = figure(name="second")
+    whole = both(lambda: layout.children.append(second))
+    assert '"name":"second"' in whole.replace(" ", "")
+    again = both(lambda: setattr(second, "width", 333))
+    assert '"name":"second"' not in again.replace(" ", "")  # known to the page now: a reference
+    assert doc.models._fastsync_refs[0] is doc.models._models
+
+
+def test_a_browser_patch_is_decoded_against_a_copy_of_the_documents_models():
+    from bokeh.models import ColumnDataSource, Div
+    from bokeh.protocol import Protocol
+
+    page = Document()
+    div = Div(text="a")
+    page.add_root(div)
+    page.add_root(ColumnDataSource({"x": [1]}))
+    server = Document.from_json(page.to_json())
+    page.models.flush_synced()
+    events: list = []
+    page.on_change(events.append)
+    div.text = "b"
+    added = Div(text="new")
+    page.add_root(added)
+    message = Protocol().create("PATCH-DOC", list(events))
+    before = server.models._models
+    fastsync.cache_document_references(True)
+    message.apply_to_document(server)
+    assert server.get_model_by_id(div.id).text == "b"
+    assert server.get_model_by_id(added.id).text == "new"
+    assert set(server.models._models) == set(page.models._models) and server.models._models is not before
+    refs = list(server.models)
+    assert fastsync._DocumentDeserializer(refs)._references == {m.id: m for m in refs}
+    assert fastsync._DocumentDeserializer(refs)._references is not server.models._models
+    one = [server.get_model_by_id(div.id)]
+    assert fastsync._DocumentDeserializer(one)._references == {div.id: one[0]}
