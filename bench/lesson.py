@@ -10,7 +10,8 @@ walking across its range. A press counts from the keydown to the last of
 the named models it changes getting their new value in the page's Bokeh
 document: data sources (a new ``data`` object or a patch) and other named
 models changed by the message (a passage's live numbers, a check's
-sentence). Also: the first drawn figure of ``/`` after the request.
+sentence); changes the page makes to named models on its own do not count.
+Also: the first drawn figure of ``/`` after the request.
 """
 
 from __future__ import annotations
@@ -22,17 +23,25 @@ from urllib.parse import urlencode
 from bench.run import SIZES, _browser, load_times, log, server, stats, steps
 from tests.helpers import wait_until
 
-#: PROBE_JS of bench.run, plus any named model whose properties change: the lesson's live
-#: numbers live on the data models of its passages, not in sources.
+#: Any named model whose properties a message from the server changes: data sources, and the data
+#: models of the passages and checks that hold the lesson's live numbers. Only changes made while the
+#: page applies a server message count: the page changes some named models itself (a figure's size
+#: when the layout settles), and a press that happened to coincide with one would wait for it.
 PROBE_JS = """
 () => {
   const doc = Bokeh.documents[0];
   const P = window.__probe = {t0: null, changed: new Map(), last: performance.now()};
+  let applying = 0;
+  const apply = doc.apply_json_patch;
+  doc.apply_json_patch = function (...args) {
+    applying += 1;
+    try { return apply.apply(this, args); } finally { applying -= 1; }
+  };
   document.addEventListener('keydown', () => { P.t0 = performance.now(); P.changed = new Map(); }, true);
   doc.on_change((event) => {
     P.last = performance.now();
     const name = event.model?.name;
-    if (P.t0 === null || name == null || P.changed.has(name)) return;
+    if (applying === 0 || P.t0 === null || name == null || P.changed.has(name)) return;
     P.changed.set(name, performance.now() - P.t0);
   });
   return true;

@@ -20,6 +20,9 @@ BUILD_MARGIN_PX = 900
 #: section, k's key press -> last change took a median 41 ms with 900 px, 27 ms with 300 px), and a
 #: part that wakes up catches up in one message before it scrolls into view.
 NEAR_MARGIN_PX = 300
+#: A part's own rule: its rendering is skipped while it is off screen (its last size kept), not in print.
+SKIPPED_OFF_SCREEN = (":host {{ content-visibility: auto; contain-intrinsic-size: auto {height}px; }}\n"
+                      "@media print {{ :host {{ content-visibility: visible; }} }}")
 
 
 class SectionWatch(PlainJSComponent):
@@ -112,8 +115,11 @@ class LazyPart(pn.viewable.Viewer):
         self._build = build
         self._state = state
         self.mirror: StateMirror | None = None
+        # Off screen, the browser skips the part's style, layout and paint (content-visibility), so a frame
+        # (a slider's handle moving) costs what is on screen, not the whole long page; a printout has it all.
         self.column = pn.Column(pn.Spacer(height=height, sizing_mode="stretch_width"),
-                                sizing_mode="stretch_width", name=f"{name}_part")
+                                sizing_mode="stretch_width", name=f"{name}_part",
+                                stylesheets=[SKIPPED_OFF_SCREEN.format(height=height)])
 
     @property
     def built(self) -> bool:

@@ -904,9 +904,9 @@ def test_bokeh_maps_a_messages_references_where_the_cache_expects():
 
 
 def _patch_content(events) -> tuple[str, list[bytes]]:
-    from bokeh.protocol import Protocol
-
     import re
+
+    from bokeh.protocol import Protocol
 
     message = Protocol().create("PATCH-DOC", events)
     content = json.dumps(message.content, sort_keys=True, default=repr)

@@ -38,9 +38,12 @@ QUIZ_CSS = """
 .pe-quiz { border: 2px solid #d0d0d0; border-radius: 6px; padding: 0.3em 1em 0.6em 1em; margin: 0.2em 0;
            font-size: 1.2rem; }
 .pe-quiz legend { font-size: 1rem; color: var(--pe-t-muted, #555555); padding: 0 0.3em; }
-.pe-quiz label { display: flex; align-items: baseline; gap: 0.6em; padding: 0.25em 0.2em; cursor: pointer;
+.pe-quiz label { display: flex; align-items: flex-start; gap: 0.6em; padding: 0.25em 0.2em; cursor: pointer;
                  line-height: 1.4; }
-.pe-quiz input { width: 1.1em; height: 1.1em; flex: none; margin: 0; accent-color: #0072B2; }
+/* At least 24 px: a target a finger can hit (WCAG 2.5.8), whatever its neighbours' spacing; centred on the
+   label's first line (its line-height is 1.4em; a little lower, where the letters sit). */
+.pe-quiz input { width: max(1.1em, 24px); height: max(1.1em, 24px); flex: none;
+                 margin: calc((1.4em - max(1.1em, 24px)) / 2 + 0.12em) 0 0 0; accent-color: #0072B2; }
 .pe-quiz input:focus-visible { outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; }
 """
 
