@@ -209,6 +209,18 @@ def test_live_numbers(section):
     assert set(section_prose("score", "es").keys()) == set(section_prose("score", "en").keys())
 
 
+def test_the_spread_of_pp_is_said_as_a_range_or_as_one_value(section):
+    state, view = section
+    _, pp = core.position_term_by_start(3, 24, 32, "random")
+    assert view.live_values()["pp_range"] == f"they range from {pp.min():.3f} to {pp.max():.3f}"
+    state.k = 23  # one start only: m = 0
+    _, pp = core.position_term_by_start(23, 24, 32, "random")
+    assert pp.size == 1
+    assert view.live_values()["pp_range"] == f"there is only one start, and it gives {pp[0]:.3f}"
+    state.lang = "es"
+    assert view.live_values()["pp_range"].startswith("sólo hay una posición de partida")
+
+
 def test_every_figure_and_source_is_named_and_listed():
     view = WhatScoresSee(ExplorerState(lang="en"))
     root = pn.panel(view).get_root(Document())
