@@ -75,9 +75,9 @@ def lesson_sliders(page, repeats: int, press_timeout: float = 10.0) -> dict[str,
     out: dict[str, Any] = {}
     for i in range(groups.count()):
         group = groups.nth(i)
-        label = group.locator(".bk-slider-title").first.inner_text().split(":")[0].strip()
         handle = group.locator(".noUi-handle").first
-        handle.scroll_into_view_if_needed()
+        handle.scroll_into_view_if_needed()  # first: a section off screen is not rendered, and has no innerText
+        label = group.locator(".bk-slider-title").first.inner_text().split(":")[0].strip()
         handle.focus()
         now, low, high = (float(handle.get_attribute(f"aria-value{a}")) for a in ("now", "min", "max"))
         if high <= low:

@@ -44,6 +44,10 @@ from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, WIDGET_STYLE
 LESSON_POS = 300
 
 
+#: Pixels between a mark's label and the dashed line through the mark.
+LABEL_GAP_PX = 14
+
+
 class SimplerChoice(param.Parameterized):
     """The section's own choices: the second text length of (b) and the learned table's rows of (c)."""
 
@@ -92,7 +96,7 @@ class WhyNotSimpler(LessonSection):
         # (b) n/T in two lengths
         self.ratio = ColumnDataSource(name="simpler_ratio", data={"x": [], "y": []})
         self.ratio_marks = ColumnDataSource(name="simpler_ratio_marks", data={"x": [], "y": [], "label": [],
-                                                                              "align": []})
+                                                                              "align": [], "dx": []})
         self.ratio_plot = _figure("simpler_ratio_plot", text(lang, "simpler_ratio_title"),
                                   text(lang, "simpler_ratio_x"), "", 300, x_range=Range1d(-0.02, 1.08),
                                   y_range=Range1d(-0.9, 1.9))
@@ -104,6 +108,7 @@ class WhyNotSimpler(LessonSection):
         self.ratio_plot.scatter(x="x", y="y", source=self.ratio_marks, marker="diamond", size=22,
                                 fill_color=COLORS["target"], line_color=COLORS["ink"], name="simpler_ratio_dots")
         self.ratio_plot.text(x="x", y="y", text="label", text_align="align", source=self.ratio_marks, y_offset=-18,
+                             x_offset={"field": "dx"},
                              text_baseline="bottom", text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
                              background_fill_color="white", background_fill_alpha=0.85,
                              name="simpler_ratio_labels")
@@ -237,6 +242,8 @@ class WhyNotSimpler(LessonSection):
             marks["label"][1:] = [text(s.lang, "simpler_ratio_between", below=tokens[0], above=tokens[1],
                                        T=length), ""]
         marks["align"] = ["left" if x < 0.6 else "right" for x in marks["x"]]
+        # Clear of the dashed line through the value (and of the diamond), on the side the label reads to.
+        marks["dx"] = [LABEL_GAP_PX if align == "left" else -LABEL_GAP_PX for align in marks["align"]]
         self.ratio_line.location = value
         self.ratio_marks.data = marks
         self._values.update({
