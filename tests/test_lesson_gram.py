@@ -76,7 +76,7 @@ def test_section_image_rows_and_marks():
 
     state.pos = 7
     assert view.curve is curve and view.curve.data is curve_data  # a pos step does not resend the curve
-    assert view.shift.value == 7.0
+    assert view.shift.args == {"pos": 7, "last": 23}
     assert view.marks.data["p"].tolist() == [7] and view.marks.data["q"].tolist() == [10]
     assert view.distance_marks.data["q"] == [7, 10]
     state.pos = 22  # pos + k = 25 is outside the table: no column, no second mark
@@ -104,7 +104,16 @@ def test_gram_page_follows_the_keyboard(page, app_url, console_errors):
     press(page, "position pos", "ArrowRight")
     marks = wait_for_source(page, "gram_distance_marks", lambda d: d["q"].tolist() == [1, 4])
     assert marks["distance"].tolist() == pytest.approx([0.0, distance_by_hand(1, 4, 32, 1e4)], abs=1e-9)
-    wait_until(lambda: model_property(page, "gram_row_shift", "value") == 1, message="the row did not shift")
+    wait_until(lambda: model_property(page, "gram_row_shift", "args") == {"pos": 1, "last": 23},
+               message="the row did not shift")
+    # The page places offset x at pos + x, and nowhere outside the table (the line stops at q = 0 and q = 23).
+    placed = page.evaluate("""() => {
+      for (const doc of Bokeh.documents) {
+        const m = doc.get_model_by_name("gram_row_shift");
+        if (m) return Array.from(m.v_compute([-2, -1, 0, 22, 23]), (v) => Number.isNaN(v) ? null : v);
+      }
+    }""")
+    assert placed == [None, 0, 1, 23, None]
     press(page, "offset k", "ArrowRight")
     marks = wait_for_source(page, "gram_distance_marks", lambda d: d["q"].tolist() == [1, 5])
     assert marks["distance"][1] == pytest.approx(distance_by_hand(0, 4, 32, 1e4), abs=1e-9)

@@ -9,12 +9,14 @@ Two figures:
 * ``gram_distance_plot``: the row ``pos`` of G turned into squared distances,
   ‖PE_pos − PE_q‖² = d_model − 2·S(q − pos), against q; ``pos`` and ``pos + k`` marked.
   The curve is sent once per size as a function of the offset q − pos and drawn shifted
-  by ``pos`` (a ``Dodge`` whose ``value`` is pos), because it is the same curve for every pos.
+  by ``pos`` in the page (``gram_row_shift``, a ``CustomJSTransform`` with ``args`` pos and the
+  last position, which also leaves out the offsets that land outside the table), because it is
+  the same curve for every pos.
 
 What is resent on a change:
 * d_model, T, base: the image (at most 256 × 256 float32), the distance curve
   (at most 4095 offsets), the ranges and the note;
-* pos, k: the marks (two rows each) and one number (the shift).
+* pos, k: the marks (two rows each) and the shift's two numbers.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import html
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, Range1d, Span
+from bokeh.models import ColorBar, ColumnDataSource, CustomJSTransform, HoverTool, LinearColorMapper, Range1d, Span
 from bokeh.plotting import figure
 from bokeh.transform import dodge
 
@@ -44,6 +46,10 @@ def gram_data(T: int, d_model: int, base: float) -> dict[str, list]:
     values, stride = core.gram_sampled(T, d_model, base, MOST_POSITIONS)
     return {"image": [values.astype(np.float32)], "x": [0], "y": [0], "dw": [values.shape[0] * stride],
             "dh": [values.shape[0] * stride], "stride": [stride]}
+
+
+#: The row's transform, for one offset ``x``: its position pos + x, or NaN outside 0 .. last.
+_IN_TABLE = "const q = x + pos; return q < 0 || q > last ? NaN : q;"
 
 
 def distance_curve(T: int, d_model: int, base: float) -> dict[str, np.ndarray]:
@@ -93,8 +99,10 @@ class GramMatrix(LessonSection):
         fig.xaxis.axis_label = text(lang, "gram_x")
         fig.yaxis.axis_label = text(lang, "gram_y")
 
-        self.shift = dodge("offset", 0.0).transform
-        self.shift.name = "gram_row_shift"
+        # q = pos + offset, and NaN where q lies outside the table, so the line stops at the first and the
+        # last position instead of running on to the edge of the figure (half a step past them).
+        self.shift = CustomJSTransform(name="gram_row_shift", args={"pos": 0, "last": 0}, func=_IN_TABLE,
+                                       v_func=f"return Float64Array.from(xs, (x) => {{ {_IN_TABLE} }});")
         self.distance_figure = figure(name="gram_distance_plot", title=text(lang, "gram_distance_title"),
                                       x_range=Range1d(0, 1, name="gram_distance_q_range"),
                                       y_range=Range1d(0, 1, name="gram_distance_range"), height=360,
@@ -158,7 +166,7 @@ class GramMatrix(LessonSection):
         target = s.target
         inside = 0 <= target < s.T
         with pn.io.hold():
-            self.shift.value = float(s.pos)
+            self.shift.args = {"pos": s.pos, "last": s.T - 1}
             # A column outside the table is not drawn (NaN), nor its cell.
             send_changes(self.marks, {"p": np.array([s.pos], dtype=np.float64),
                                       "q": np.array([target if inside else np.nan], dtype=np.float64)})
