@@ -171,7 +171,7 @@ class Page:
         groups = self.page.locator(".bk-input-group:has(.noUi-handle)")
         for i in range(groups.count()):
             group = groups.nth(i)
-            title = group.locator(".bk-slider-title").first.inner_text().split(":")[0].strip()
+            title = (group.locator(".bk-slider-title").first.text_content() or "").split(":")[0].strip()
             handle = group.locator(".noUi-handle").first
             if title == label and self._on_screen(handle):
                 return handle

@@ -76,8 +76,9 @@ def lesson_sliders(page, repeats: int, press_timeout: float = 10.0) -> dict[str,
     for i in range(groups.count()):
         group = groups.nth(i)
         handle = group.locator(".noUi-handle").first
-        handle.scroll_into_view_if_needed()  # first: a section off screen is not rendered, and has no innerText
-        label = group.locator(".bk-slider-title").first.inner_text().split(":")[0].strip()
+        handle.scroll_into_view_if_needed()
+        # textContent: a section off screen is not rendered (content-visibility), so it has no innerText.
+        label = (group.locator(".bk-slider-title").first.text_content() or "").split(":")[0].strip()
         handle.focus()
         now, low, high = (float(handle.get_attribute(f"aria-value{a}")) for a in ("now", "min", "max"))
         if high <= low:
