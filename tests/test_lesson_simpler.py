@@ -121,6 +121,7 @@ def test_section_updates_in_place():
     assert ratio_marks.data["label"][1:] == ["between tokens 150 and 151 of 301", ""]
     view.choice.trained = 3
     assert learned.data["p"].max() <= 2 and "no row" in view.no_row.object and "0 … 2" in view.no_row.object
+    assert view.live_values()["trained"] == "3" and view.live_values()["last_trained"] == "2"
     sinus = view.sinusoid_scores.data
     np.testing.assert_allclose(sinus["score"], [score_by_hand(k, 32) for k in sinus["k"]], atol=1e-12)
 

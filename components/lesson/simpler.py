@@ -288,7 +288,7 @@ class WhyNotSimpler(LessonSection):
             self._update_k()
             self._update_row()
         self._values.update({
-            "trained": str(self.choice.trained), "rows": str(rows),
+            "trained": str(self.choice.trained), "last_trained": str(self.choice.trained - 1), "rows": str(rows),
             "neighbour_sinusoid": number(float(sin_near[0]), 3) if s.T > 1 else "—",
             "neighbour_learned": number(float(np.max(np.abs(near))), 3) if near.size else "—",
         })
