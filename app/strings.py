@@ -63,7 +63,6 @@ ES: dict[str, str] = {
     "heads_aligned": "alineados",
     "pp_range": "van de {low} a {high}",
     "pp_one_start": "sólo hay una posición de partida, y da {value}",
-    "pp_no_start": "no hay ninguna: con este k, m + k queda fuera de la tabla para todo m",
     "sentence": "frase",
     "sentence_placeholder": "escribe hasta 12 palabras",
     # Lesson navigation
@@ -479,7 +478,6 @@ EN: dict[str, str] = {
     "heads_aligned": "aligned",
     "pp_range": "they range from {low} to {high}",
     "pp_one_start": "there is only one start, and it gives {value}",
-    "pp_no_start": "there are none: at this k, m + k lies outside the table for every m",
     "sentence": "sentence",
     "sentence_placeholder": "type up to 12 words",
     "lesson_contents": "The lesson",

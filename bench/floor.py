@@ -166,14 +166,14 @@ class Page:
         if self.key != "lesson":
             return self.page.locator(".noUi-handle").nth(HANDLE_ORDER.index(param))
         from app.strings import text
+        from bench.lesson import slider_label
 
         label = text("en", param)
         groups = self.page.locator(".bk-input-group:has(.noUi-handle)")
         for i in range(groups.count()):
             group = groups.nth(i)
-            title = (group.locator(".bk-slider-title").first.text_content() or "").split(":")[0].strip()
             handle = group.locator(".noUi-handle").first
-            if title == label and self._on_screen(handle):
+            if slider_label(group) == label and self._on_screen(handle):
                 return handle
         raise LookupError(f"no {param} slider on screen in the lesson's section {LESSON_SECTION!r}")
 

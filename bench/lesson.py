@@ -68,6 +68,12 @@ def scroll_through(page, timeout: float = 120.0) -> None:
                 return
 
 
+def slider_label(group) -> str:
+    """A slider group's label, its title without the value (textContent: a lesson section off screen is
+    not rendered, content-visibility, so it has no innerText)."""
+    return (group.locator(".bk-slider-title").first.text_content() or "").split(":")[0].strip()
+
+
 def lesson_sliders(page, repeats: int, press_timeout: float = 10.0) -> dict[str, Any]:
     """Per slider (its label and its place on the page): latencies, and the models each press changed."""
     page.evaluate(PROBE_JS)
@@ -77,8 +83,7 @@ def lesson_sliders(page, repeats: int, press_timeout: float = 10.0) -> dict[str,
         group = groups.nth(i)
         handle = group.locator(".noUi-handle").first
         handle.scroll_into_view_if_needed()
-        # textContent: a section off screen is not rendered (content-visibility), so it has no innerText.
-        label = (group.locator(".bk-slider-title").first.text_content() or "").split(":")[0].strip()
+        label = slider_label(group)
         handle.focus()
         now, low, high = (float(handle.get_attribute(f"aria-value{a}")) for a in ("now", "min", "max"))
         if high <= low:

@@ -182,12 +182,9 @@ class WhatScoresSee(LessonSection):
                   "k": str(s.k), "S_k": number(scores[2], 3), "pos": str(s.pos), "target": str(s.target)}
         starts, pp = self.pp_by_start()
         values["starts"] = str(starts.size)
-        if pp.size > 1:
-            values["pp_range"] = text(s.lang, "pp_range", low=number(pp.min(), 3), high=number(pp.max(), 3))
-        elif pp.size == 1:
-            values["pp_range"] = text(s.lang, "pp_one_start", value=number(pp[0], 3))
-        else:
-            values["pp_range"] = text(s.lang, "pp_no_start")
+        # The state keeps |k| <= T - 1, so there is always at least one start (m = 0 or m = T - 1).
+        values["pp_range"] = (text(s.lang, "pp_range", low=number(pp.min(), 3), high=number(pp.max(), 3))
+                              if pp.size > 1 else text(s.lang, "pp_one_start", value=number(pp[0], 3)))
         values["heads"] = text(s.lang, f"heads_{s.heads}")
         return values
 
