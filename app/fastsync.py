@@ -49,6 +49,10 @@ every pushed text again after its debounce), and ``FastDiscreteSlider``'s title
 is ``LiveHTML`` instead of a Bokeh ``Div`` that lays the page out again when its
 text changes.
 
+And a message's small arrays travel inside its JSON instead of as websocket
+frames of their own (``_InlineSmallBuffers``): a size step on ``/`` was ~100
+frames, which the page received one task at a time before it could apply any.
+
 Widgets stay param-driven: the classes are ordinary Panel widgets built with
 ``from_param``; only a class attribute and one wrapped method differ.
 Everything here relies on names that are private in Panel and Bokeh:
@@ -67,6 +71,8 @@ and ``panel.io.server.WSHandler``, ``bokeh.io.doc.patch_curdoc`` with its list
 ``_PATCHED_CURDOCS`` (``safe_patch_curdoc``), and ``Property.themed_default``,
 ``Property._may_have_unstable_default``, ``HasProps._overridden_defaults`` and
 ``PropertyDescriptor.has_unstable_default`` (``cache_bokeh_defaults``), and
+``Serializer._encode_bytes`` and ``Serializer._deferred`` with the inline form
+both of Bokeh's decoders read (``_InlineSmallBuffers``), and
 ``Syncable._server_event`` with ``state._unblocked``, ``state._change_callbacks`` and
 ``Syncable._event_coroutine`` (``_locked_server_event``), Bokeh's
 ``ServerSession._current_patch_connection`` and ``_pending_writes`` with Panel's
@@ -81,7 +87,9 @@ the tests instead of silently bringing the latency back. pyproject.toml pins
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import gzip
 import importlib
 import json
 import math
@@ -768,7 +776,44 @@ def _models_of(references) -> dict | None:
     return models if isinstance(models, dict) and len(models) == len(references) else None
 
 
-class _CachedRefsSerializer(bokeh_serialization.Serializer):
+#: Arrays of at most this many bytes travel inside a message's JSON (base64), not as buffers of their own.
+INLINE_BUFFER_BYTES = 32 * 1024
+
+
+def inline_bytes(data: bytes | memoryview) -> str:
+    """``data`` in the form BokehJS reads from a message's JSON: base64 of a gzip stream, stored uncompressed.
+
+    Bokeh's own inline form compresses (``BOKEH_COMPRESSION_LEVEL``, 2 by default); the
+    arrays here are floats that do not compress (a 32 KB column: 43.7 KB of base64 at
+    level 0, 41.8 at level 2), and level 2 costs ten times the time (0.64 vs 0.06 ms).
+    """
+    raw = memoryview(data).tobytes()  # gzip counts a memoryview's length in items, not bytes
+    return base64.b64encode(gzip.compress(raw, compresslevel=0, mtime=1)).decode("ascii")
+
+
+class _InlineSmallBuffers(bokeh_serialization.Serializer):
+    """Bokeh's ``Serializer`` with small arrays written into the message's JSON as base64.
+
+    Bokeh sends every NumPy array of a message as a buffer of its own, and each
+    buffer is two websocket frames (its header, then its bytes). A size step on
+    ``/`` changes ~50 columns, so its message was ~100 frames after the first
+    three: the server writes each with a system call, and the browser receives
+    each as a task of its own, so the page got the message's last frame ~12 ms
+    after its first, before it could apply any of it. Base64 inside the JSON is
+    the protocol's other form of the same bytes (BokehJS decodes either); it is a
+    third larger, and decoding it costs the page ~8 µs per KB (BokehJS's
+    ``base64_to_buffer`` in Chromium: 0.26 ms for 32 KB), about what a buffer's
+    two frames cost at that size, so larger arrays (the heatmap at large sizes)
+    still go as buffers.
+    """
+
+    def _encode_bytes(self, obj: bytes | memoryview) -> bokeh_serialization.BytesRep:
+        if self._deferred and memoryview(obj).nbytes <= INLINE_BUFFER_BYTES:
+            return bokeh_serialization.BytesRep(type="bytes", data=inline_bytes(obj))
+        return super()._encode_bytes(obj)
+
+
+class _CachedRefsSerializer(_InlineSmallBuffers):
     """Bokeh's ``Serializer`` for ``patch_doc.create``, the references of a document's synced models kept.
 
     Every ``PATCH-DOC`` the server sends starts by mapping each synced model
@@ -778,7 +823,7 @@ class _CachedRefsSerializer(bokeh_serialization.Serializer):
     ``DocumentModelManager._models`` with a new dict whenever it recomputes that
     set. So it is built once per such dict (and size), with no model waiting to
     be synced, kept on the manager, and copied for each message (the serializer
-    adds the new models it meets).
+    adds the new models it meets). Small arrays go inline (``_InlineSmallBuffers``).
     """
 
     def __init__(self, *, references=frozenset(), deferred: bool = True, check_circular: bool = False) -> None:

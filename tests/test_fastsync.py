@@ -17,6 +17,7 @@ import json
 import math
 import socket
 import threading
+from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
 
@@ -915,13 +916,14 @@ def _patch_content(events) -> tuple[str, list[bytes]]:
     return content, [bytes(b.to_bytes()) for b in message.buffers]
 
 
-def test_patch_messages_with_cached_references_are_stock_bokehs_messages():
+def test_patch_messages_with_cached_references_are_stock_bokehs_messages(monkeypatch):
     """Each message is made twice from the same state, cache on and off: the same content, the same
     models left waiting to be synced; a model added later is sent whole once, then by reference."""
     from bokeh.layouts import column
     from bokeh.models import ColumnDataSource
     from bokeh.plotting import figure
 
+    monkeypatch.setattr(fastsync, "INLINE_BUFFER_BYTES", -1)  # arrays as buffers, as stock sends them
     fastsync.cache_document_references(True)
     doc = Document()
     source = ColumnDataSource({"x": np.arange(4.0), "y": np.ones(4)}, name="s")
@@ -955,6 +957,54 @@ def test_patch_messages_with_cached_references_are_stock_bokehs_messages():
     again = both(lambda: setattr(second, "width", 333))
     assert '"name":"second"' not in again.replace(" ", "")  # known to the page now: a reference
     assert doc.models._fastsync_refs[0] is doc.models._models
+
+
+def test_bokeh_reads_an_inline_array_as_base64_of_a_gzip_stream():
+    """Guards the form ``inline_bytes`` writes: both of Bokeh's decoders gunzip a base64 string."""
+    import bokeh
+    from bokeh.core import serialization
+
+    assert "gzip.decompress(base64.b64decode(data))" in inspect.getsource(serialization.Deserializer._decode_bytes)
+    bokehjs = (Path(bokeh.__file__).parent / "server/static/js/bokeh.js").read_text()
+    start = bokehjs.index("function base64_to_buffer(")
+    assert "gunzipSync)(bytes)" in bokehjs[start:start + 200]
+    assert "self._buffers.append(buffer)" in inspect.getsource(serialization.Serializer._encode_bytes)
+    assert "_deferred" in inspect.getsource(serialization.Serializer.__init__)
+
+
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), max_size=300))
+def test_inline_bytes_are_the_arrays_bytes(values):
+    import base64
+    import gzip
+
+    array = np.array(values, dtype=float)
+    assert gzip.decompress(base64.b64decode(fastsync.inline_bytes(array.data))) == array.tobytes()
+
+
+def test_small_arrays_travel_inside_the_message_and_large_ones_as_buffers():
+    """A data change with a small and a large column: one buffer (the large one), and a second
+    document that applies the message holds both columns exactly."""
+    from bokeh.models import ColumnDataSource
+    from bokeh.protocol import Protocol
+
+    fastsync.cache_document_references(True)
+    doc = Document()
+    source = ColumnDataSource({"small": np.zeros(3), "large": np.zeros(3)}, name="s")
+    doc.add_root(source)
+    page = Document.from_json(doc.to_json(deferred=False))
+    doc.models.flush_synced()
+    events: list = []
+    doc.on_change(events.append)
+    large_rows = fastsync.INLINE_BUFFER_BYTES // 8 + 1  # float64: one row more than the limit
+    small, large = np.linspace(-1.0, 1.0, 100), np.sin(np.arange(large_rows) * 0.37)
+    source.data = {"small": small, "large": large}
+    message = Protocol().create("PATCH-DOC", list(events))
+    assert [b.to_bytes() for b in message.buffers] == [large.tobytes()]
+    assert small.tobytes() not in message.content_json.encode()  # not raw: base64 inside the JSON
+    message.apply_to_document(page)
+    got = page.get_model_by_id(source.id).data
+    np.testing.assert_array_equal(got["small"], small)
+    np.testing.assert_array_equal(got["large"], large)
 
 
 def test_a_browser_patch_is_decoded_against_a_copy_of_the_documents_models():
