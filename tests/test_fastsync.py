@@ -887,6 +887,63 @@ def test_install_writes_held_messages_when_the_socket_is_free():
     assert fastsync.installed()
 
 
+def test_panel_writes_a_messages_frames_in_one_call_where_the_cork_expects():
+    """Guards ``_dispatch_tornado_in_one_segment``: Panel's dispatch writes every frame of a message
+    before it returns (no await between them), and its writers call it by its module-level name."""
+    from panel.io import document as panel_document
+
+    stock = fastsync._STOCK_DISPATCH_TORNADO
+    assert not inspect.iscoroutinefunction(stock)
+    source = inspect.getsource(stock)
+    assert "WebSocketHandler.write_message(socket, msg.header_json)" in source and "await" not in source
+    for writer in (panel_document.write_events, panel_document._dispatch_msgs):
+        assert "dispatch_tornado(conn" in inspect.getsource(writer)
+    fastsync.install()
+    assert panel_document.dispatch_tornado is fastsync._dispatch_tornado_in_one_segment
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_CORK"), reason="TCP_CORK is Linux's")
+def test_a_message_is_written_with_the_socket_corked_and_uncorked_after(monkeypatch):
+    listener = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(listener.getsockname())
+    server_side, _ = listener.accept()
+    conn = SimpleNamespace(_socket=SimpleNamespace(ws_connection=SimpleNamespace(stream=SimpleNamespace(
+        socket=server_side))))
+    corked = lambda: server_side.getsockopt(socket.IPPROTO_TCP, socket.TCP_CORK)  # noqa: E731
+    seen = []
+
+    def stock(conn_, events=None, msg=None):
+        seen.append((conn_, events, msg, corked()))
+        server_side.sendall(b"frame one")
+        server_side.sendall(b"frame two")
+        return ["future"]
+
+    monkeypatch.setattr(fastsync, "_STOCK_DISPATCH_TORNADO", stock)
+    try:
+        assert fastsync._dispatch_tornado_in_one_segment(conn, msg="m") == ["future"]
+        assert seen == [(conn, None, "m", 1)] and corked() == 0
+        client.settimeout(5)
+        got = b""
+        while len(got) < 18:
+            got += client.recv(64)
+        assert got == b"frame oneframe two"
+
+        def failing(*args, **kwargs):
+            raise RuntimeError("stock failed")
+
+        monkeypatch.setattr(fastsync, "_STOCK_DISPATCH_TORNADO", failing)
+        with pytest.raises(RuntimeError):
+            fastsync._dispatch_tornado_in_one_segment(conn, msg="m")
+        assert corked() == 0  # never left corked
+        monkeypatch.setattr(fastsync, "_STOCK_DISPATCH_TORNADO", stock)
+        no_socket = SimpleNamespace(_socket=SimpleNamespace(ws_connection=None))
+        assert fastsync._dispatch_tornado_in_one_segment(no_socket, events=["e"]) == ["future"]
+        assert seen[-1] == (no_socket, ["e"], None, 0)
+    finally:
+        for sock in (client, server_side, listener):
+            sock.close()
+
+
 def test_bokeh_maps_a_messages_references_where_the_cache_expects():
     """Guards the names ``cache_document_references`` replaces and the bookkeeping it reads."""
     from bokeh.document import document as document_module
