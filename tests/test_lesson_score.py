@@ -204,7 +204,7 @@ def test_live_numbers(section):
     _, view = section
     values = view.live_values()
     assert values["half"] == "16" and values["S_one"] == "15.314" and values["S_k"] == "12.272"
-    assert values["starts"] == "21" and values["target"] == "3"
+    assert values["dots_level"] == "all 21 dots stand at one height" and values["target"] == "3"
     assert set(section_prose("score", "en").keys()) <= set(values)
     assert set(section_prose("score", "es").keys()) == set(section_prose("score", "en").keys())
 
@@ -217,8 +217,12 @@ def test_the_spread_of_pp_is_said_as_a_range_or_as_one_value(section):
     _, pp = core.position_term_by_start(23, 24, 32, "random")
     assert pp.size == 1
     assert view.live_values()["pp_range"] == f"there is only one start, and it gives {pp[0]:.3f}"
+    assert view.live_values()["dots_level"].startswith("the dots stand at one height (at this k a single start")
     state.lang = "es"
     assert view.live_values()["pp_range"].startswith("sólo hay una posición de partida")
+    assert view.live_values()["dots_level"].startswith("los puntos quedan a la misma altura (con este k sólo cabe")
+    state.k = 3
+    assert view.live_values()["dots_level"] == "los 21 puntos quedan a la misma altura"
 
 
 def test_every_figure_and_source_is_named_and_listed():
