@@ -123,7 +123,7 @@ from panel.reactive import _syncing
 from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
-from app import guard
+from app import collector, guard
 
 #: The module (``bokeh.protocol.messages`` exports the class under the same name).
 bokeh_patch_doc = importlib.import_module("bokeh.protocol.messages.patch_doc")
@@ -519,6 +519,7 @@ class NoDelayWSHandler(panel_server.WSHandler):
     def open(self, *args, **kwargs):
         # Before the first write (the ACK of the handshake); the stream exists by now.
         self.set_nodelay(True)
+        collector.ensure_checking()
         return super().open(*args, **kwargs)
 
     async def _async_open(self, token):
@@ -548,6 +549,7 @@ class NoDelayWSHandler(panel_server.WSHandler):
 
     async def _handle(self, message):
         # Bokeh's ProtocolHandler.handle, with the guard first and a short reason instead of a traceback.
+        collector.note_activity()  # no full pass of the cycle collector for a moment (app/collector.py)
         reason = detail = None
         try:
             handler = self.handler._handlers.get(message.msgtype)

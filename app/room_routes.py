@@ -17,6 +17,7 @@ import os
 import segno
 from tornado.web import RequestHandler
 
+from app import collector
 from app.rooms import APPLIED_DELAYS
 from app.state import valid_room_id
 from components.room import SESSIONS_BUILT, page_paths, public_origin
@@ -52,7 +53,8 @@ class RoomQRHandler(RequestHandler):
 
 
 class SessionStatsHandler(RequestHandler):
-    """This process's pid and the (hashed) ids of the sessions it built; 404 unless PE_SESSION_STATS=1."""
+    """This process's pid, the (hashed) ids of the sessions it built and its cycle collector's passes
+    (``app.collector.summary``); 404 unless PE_SESSION_STATS=1."""
 
     def get(self) -> None:
         if os.environ.get("PE_SESSION_STATS") != "1":
@@ -61,7 +63,7 @@ class SessionStatsHandler(RequestHandler):
             return
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps({"pid": os.getpid(), "sessions": list(SESSIONS_BUILT),
-                                "applied_delays": list(APPLIED_DELAYS)}))
+                                "applied_delays": list(APPLIED_DELAYS), "collector": collector.summary()}))
 
 
 def room_patterns() -> list[tuple[str, type[RequestHandler]]]:

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import panel as pn
 from bokeh.settings import settings as bokeh_settings
 
-from app import data_routes, delivery, fastsync
+from app import collector, data_routes, delivery, fastsync
 from app.pages import routes
 from app.room_routes import room_patterns
 from components.theme import STATIC_DIR
@@ -90,6 +90,8 @@ def serve(port: int = DEFAULT_PORT, address: str | None = None,
     # --- end ---
     # Rooms (issue 11): the QR code of a join link, and per-process session stats for the deployment test.
     kwargs["extra_patterns"] = [*kwargs.get("extra_patterns", []), *room_patterns()]
+    if not threaded:  # a process of its own serves: full collector passes at quiet moments (app/collector.py)
+        collector.install()
     return pn.serve(
         routes(), port=port, address=address, websocket_origin=list(allow_websocket_origin or []) or None,
         threaded=threaded, show=show, liveness=True,

@@ -76,6 +76,10 @@ def test_run_local_spreads_sessions_serves_static_files_and_stops():
         assert pids == set(keys), "12 new browsers all reached one process"
         built = Counter(h for key in keys.values() for h in sessions_of(url, f"pe_backend={key}")["sessions"])
         assert sum(built.values()) == 13 and max(built.values()) == 1
+        # Each process makes its collector's full passes at quiet moments (app/collector.py).
+        for key in keys.values():
+            policy = sessions_of(url, f"pe_backend={key}")["collector"]
+            assert policy["installed"] and policy["frozen"] > 10_000, policy
 
         # Versioned static files: gzip, cached for a year; nginx's cache answers the second time.
         _, _, page = get(f"{url}/distance?lang=en")
