@@ -64,8 +64,7 @@ ES: dict[str, str] = {
     "pp_range": "van de {low} a {high}",
     "pp_one_start": "sólo hay una posición de partida, y da {value}",
     "pp_dots_level": "los {n} puntos quedan a la misma altura",
-    "pp_dot_level": ("los puntos quedan a la misma altura (con este k sólo cabe una posición de partida, así que "
-                     "hay un solo punto: reduce |k| para ver más)"),
+    "pp_dot_level": "los puntos quedan a la misma altura (aquí sólo cabe uno)",
     "sentence": "frase",
     "sentence_placeholder": "escribe hasta 12 palabras",
     # Lesson navigation
@@ -482,8 +481,7 @@ EN: dict[str, str] = {
     "pp_range": "they range from {low} to {high}",
     "pp_one_start": "there is only one start, and it gives {value}",
     "pp_dots_level": "all {n} dots stand at one height",
-    "pp_dot_level": ("the dots stand at one height (at this k a single start fits, so there is one dot: make |k| "
-                     "smaller to see more)"),
+    "pp_dot_level": "the dots stand at one height (here only one fits)",
     "sentence": "sentence",
     "sentence_placeholder": "type up to 12 words",
     "lesson_contents": "The lesson",

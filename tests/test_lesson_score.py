@@ -217,10 +217,10 @@ def test_the_spread_of_pp_is_said_as_a_range_or_as_one_value(section):
     _, pp = core.position_term_by_start(23, 24, 32, "random")
     assert pp.size == 1
     assert view.live_values()["pp_range"] == f"there is only one start, and it gives {pp[0]:.3f}"
-    assert view.live_values()["dots_level"].startswith("the dots stand at one height (at this k a single start")
+    assert view.live_values()["dots_level"] == "the dots stand at one height (here only one fits)"
     state.lang = "es"
     assert view.live_values()["pp_range"].startswith("sólo hay una posición de partida")
-    assert view.live_values()["dots_level"].startswith("los puntos quedan a la misma altura (con este k sólo cabe")
+    assert view.live_values()["dots_level"] == "los puntos quedan a la misma altura (aquí sólo cabe uno)"
     state.k = 3
     assert view.live_values()["dots_level"] == "los 21 puntos quedan a la misma altura"
 
