@@ -33,3 +33,14 @@ def test_score_section_follows_k_and_the_heads(page, app_url, console_errors):
     pp = wait_for_source(page, "pp_by_start", lambda d: len(d["m"]) == 20 and np.ptp(d["value"]) < 1e-9)
     np.testing.assert_allclose(pp["value"], core.position_term_by_start(4, 24, 32, "aligned")[1], atol=1e-9)
     assert console_errors == []
+
+
+@pytest.mark.parametrize(("lang", "phrase"), [("es", "aquí sólo cabe uno"), ("en", "here only one fits")])
+def test_one_start_is_said_as_one_and_the_page_fits_the_screen(page, app_url, lang, phrase):
+    """At |k| = T - 1 one start fits: the aligned-heads sentence says so, and its live phrase (live values
+    do not wrap) leaves the page no wider than a 1280 px screen."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}/score?lang={lang}&d_model=32&T=24&k=23&pos=0&heads=aligned")
+    wait_for_source(page, "pp_by_start", lambda d: len(d["m"]) == 1)
+    expect(page.get_by_text(phrase)).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
