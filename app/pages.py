@@ -88,9 +88,16 @@ def preferred_language(headers: Mapping[str, object]) -> str:
 
 
 def session_args() -> dict[str, str]:
-    """The query string of the current session, first value of each key, as text."""
+    """The query string of the current session, first value of each key, as text.
+
+    Bytes that are not UTF-8 are mended (U+FFFD) in the request's own arguments, not only in the
+    copy returned: Panel decodes some of them strictly while it builds any page (``config.theme``
+    reads ``theme``), and ``?theme=%FF`` was a 500.
+    """
     raw = pn.state.session_args or {}
-    return {key: values[0].decode("utf-8", "replace") for key, values in raw.items() if values}
+    for values in raw.values():
+        values[:] = [value.decode("utf-8", "replace").encode("utf-8") for value in values]
+    return {key: values[0].decode("utf-8") for key, values in raw.items() if values}
 
 
 def session_state() -> tuple[ExplorerState, list[Notice]]:

@@ -166,6 +166,17 @@ def test_every_route_answers_a_hostile_query_with_a_valid_state_and_a_notice(ser
         assert not any(tag in rendered for tag in ("<script", "<img", "<svg")), rendered[:300]
 
 
+@pytest.mark.parametrize("raw", ["theme=%FF", "d_model=&d_model=&d_model=&theme=%FF", "theme=sin_only%C3",
+                                 "lang=%FF&theme=dark%ED%A0%80"])
+def test_a_value_that_is_not_utf8_is_mended_on_every_kind_of_page(server, raw):
+    """Found by the fuzz above: Panel decodes ``theme`` strictly while it builds a page."""
+    url, _ = server
+    for path in ("/", "/score", "/explore", "/wavelengths"):
+        with LogRecorder() as log:
+            assert fetch(f"{url}{path}?{raw}", "") == 200, f"{path}?{raw}"
+        assert log.failures() == [], f"{path}?{raw}"
+
+
 def test_a_parameter_added_later_is_fuzzed_too():
     """The fuzz reads ``URL_PARAMETERS`` when it runs: every parameter has a kind and takes part."""
     assert {kind(name) for name in app_state.URL_PARAMETERS} <= {"number", "choice", "other"}
