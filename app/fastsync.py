@@ -772,17 +772,21 @@ def _dispatch_tornado_in_one_segment(conn, events=None, msg=None):
     once. Linux only; elsewhere, and for a socket that is gone, Panel's own.
     """
     sock = _tcp_socket(conn)
-    if sock is None:
-        return _STOCK_DISPATCH_TORNADO(conn, events, msg)
-    try:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
-    except OSError:
-        return _STOCK_DISPATCH_TORNADO(conn, events, msg)
+    corked = sock is not None and _cork(sock, True)
     try:
         return _STOCK_DISPATCH_TORNADO(conn, events, msg)
     finally:
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 0)
+        if corked:
+            _cork(sock, False)
+
+
+def _cork(sock: socket.socket, on: bool) -> bool:
+    """Set or clear ``TCP_CORK`` on ``sock``; whether it worked (a closed socket refuses)."""
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, int(on))
+    except OSError:
+        return False
+    return True
 
 
 def _tcp_socket(conn) -> socket.socket | None:

@@ -181,11 +181,13 @@ class WhatScoresSee(LessonSection):
         values = {"d_model": str(s.d_model), "half": number(s.d_model / 2, 0), "S_one": number(scores[1], 3),
                   "k": str(s.k), "S_k": number(scores[2], 3), "pos": str(s.pos), "target": str(s.target)}
         starts, pp = self.pp_by_start()
-        values["dots_level"] = (text(s.lang, "pp_dots_level", n=starts.size) if starts.size > 1
-                                else text(s.lang, "pp_dot_level"))
         # The state keeps |k| <= T - 1, so there is always at least one start (m = 0 or m = T - 1).
-        values["pp_range"] = (text(s.lang, "pp_range", low=number(pp.min(), 3), high=number(pp.max(), 3))
-                              if pp.size > 1 else text(s.lang, "pp_one_start", value=number(pp[0], 3)))
+        if starts.size > 1:
+            values["pp_range"] = text(s.lang, "pp_range", low=number(pp.min(), 3), high=number(pp.max(), 3))
+            values["dots_level"] = text(s.lang, "pp_dots_level", n=starts.size)
+        else:
+            values["pp_range"] = text(s.lang, "pp_one_start", value=number(pp[0], 3))
+            values["dots_level"] = text(s.lang, "pp_dot_level")
         values["heads"] = text(s.lang, f"heads_{s.heads}")
         return values
 
