@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import panel as pn
 from bokeh.settings import settings as bokeh_settings
 
-from app import collector, data_routes, delivery, fastsync
+from app import collector, data_routes, delivery, earlyhead, fastsync
 from app.pages import routes
 from app.room_routes import room_patterns
 from components.theme import STATIC_DIR
@@ -85,6 +85,7 @@ def serve(port: int = DEFAULT_PORT, address: str | None = None,
     fastsync.install()  # TCP_NODELAY and the message guard on the websocket; must precede pn.serve
     # --- light first load and data downloads (app/delivery.py, app/data_routes.py) ---
     delivery.install()
+    earlyhead.install()  # a page's bundles load while its session is built (app/earlyhead.py)
     kwargs = {**delivery.server_options(), **kwargs}
     kwargs["extra_patterns"] = [*kwargs.get("extra_patterns", []), *data_routes.patterns()]
     # --- end ---
@@ -95,6 +96,9 @@ def serve(port: int = DEFAULT_PORT, address: str | None = None,
     return pn.serve(
         routes(), port=port, address=address, websocket_origin=list(allow_websocket_origin or []) or None,
         threaded=threaded, show=show, liveness=True,
+        # No Panel Location model: components.address writes the address bar. Panel's would also
+        # parse the query itself (a 500 for ?d_model=%C2%B2: '²'.isdigit() but int('²') fails).
+        location=False,
         static_dirs={"assets": str(STATIC_DIR)}, **{**limits(), **kwargs},
     )
 

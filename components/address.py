@@ -62,12 +62,18 @@ def write_to_address(widget: pn.widgets.Widget, state: ExplorerState, name: str)
     return widget
 
 
+#: The document's template variable that holds the title its page's HTML should carry.
+PAGE_TITLE_VARIABLE = "pe_page_title"
+
+
 class AddressBar(PlainJSComponent):
     """An invisible component that writes the state's query into the address bar.
 
     It also gives the browser tab the page's title and the document its
     language (``<html lang>``, for screen readers and hyphenation): pn.serve
     overwrites the server-side title, and the language is known per session.
+    The title also goes into the page's HTML (``PAGE_TITLE_VARIABLE``, applied by
+    ``app.earlyhead``), so the tab and link previews have it before any script runs.
 
     It replaces the history entry instead of pushing one, so dragging a slider
     does not flood the back button, and it does not wait for the document to
@@ -109,6 +115,9 @@ class AddressBar(PlainJSComponent):
     def __init__(self, state: ExplorerState, **params):
         params.setdefault("name", "address_bar")
         params.setdefault("lang", state.lang)
+        if params.get("title") and pn.state.curdoc is not None:
+            # The page's <title> in its HTML, before any script runs (app/earlyhead.py applies it).
+            pn.state.curdoc.template_variables[PAGE_TITLE_VARIABLE] = params["title"]
         super().__init__(query=urlencode(state.query()), width=0, height=0, margin=0, **params)
         self._state = state
         state.parts["address_bar"] = self
