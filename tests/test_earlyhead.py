@@ -97,6 +97,16 @@ def test_bundle_paths_resolve_against_the_page():
     assert start.bundle_paths("/embed/ladder") == {"/embed/static/js/bokeh.min.js", "/embed/assets/x.js"}
 
 
+def _run(scenario):
+    # Playwright's sync API keeps an event loop running in this thread once a browser test has run.
+    result = {}
+    thread = threading.Thread(target=lambda: result.update(value=asyncio.run(scenario())))
+    thread.start()
+    thread.join(timeout=30)
+    assert "value" in result, "the scenario did not finish"
+    return result["value"]
+
+
 def _sent(path: str, referer: str | None) -> None:
     headers = {} if referer is None else {"Referer": referer}
     earlyhead.note_static_sent(SimpleNamespace(request=SimpleNamespace(path=path, headers=headers)))
@@ -114,7 +124,7 @@ def test_the_wait_ends_when_the_pages_bundles_are_sent():
         _sent("/b.js", "https://elsewhere.example/?lang=es")  # the path and query name the page
         return await asyncio.wait_for(waiting, 5)
 
-    assert asyncio.run(scenario()) is True
+    assert _run(scenario) is True
     assert earlyhead._WAITING == {}
 
 
@@ -122,7 +132,7 @@ def test_the_wait_is_bounded():
     async def scenario():
         return await earlyhead.bundles_sent("/", "", frozenset({"/a.js"}), 0.01)
 
-    assert asyncio.run(scenario()) is False
+    assert _run(scenario) is False
     assert earlyhead._WAITING == {}
 
 
