@@ -2,10 +2,14 @@
 
 Views never hold literal text: they call ``text(lang, key, **values)``. Both
 tables must have the same keys (a test checks it). Values are ``str.format``
-templates; numbers are formatted by the caller's template, not here.
+templates; numbers are formatted by the caller's template, not here, except
+that a negative number is printed with a true minus sign (``minus_sign``).
 """
 
 from __future__ import annotations
+
+import numbers
+import re
 
 ES: dict[str, str] = {
     # Presentation mode, theme, animation, keyboard (components/present.py, animation.py, keyboard.py)
@@ -885,7 +889,42 @@ EN.update({
 TABLES: dict[str, dict[str, str]] = {"es": ES, "en": EN}
 
 
+#: A printed number with a hyphen-minus for its sign: "-3", "-0.250", "-1,234.5", "-1.0e-05".
+_NEGATIVE = re.compile(r"-(?=\d|\.\d)(?P<digits>[\d.,\u202f\u2009]*(?:e[-+]?\d+)?)")
+#: A printed zero, in any of the decimals the app prints.
+_ZERO = re.compile(r"0(?:\.0*)?(?:e[-+]?\d+)?")
+
+
+def minus_sign(printed: str) -> str:
+    """``printed`` with a true minus sign (U+2212) when the whole string is a negative number.
+
+    A hyphen is a different character, shorter and set higher; a lesson in mathematics prints
+    "k = −3". A number that prints as zero ("-0.00", the sign of a rounded tiny negative) loses
+    its sign. Any other text is returned unchanged (a URL's "k=-3" stays one).
+    """
+    match = _NEGATIVE.fullmatch(printed)
+    if match is None:
+        return printed
+    digits = match.group("digits")
+    return digits if _ZERO.fullmatch(digits) else "\u2212" + digits
+
+
+class _Number:
+    """A number argument of ``text``: formatted as its template says, then given its minus sign."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: numbers.Real) -> None:
+        self.value = value
+
+    def __format__(self, spec: str) -> str:
+        return minus_sign(format(self.value, spec))
+
+
 def text(lang: str, key: str, **values: object) -> str:
-    """The string ``key`` in language ``lang``, formatted with ``values``."""
+    """The string ``key`` in language ``lang``, formatted with ``values`` (numbers with a minus sign)."""
     template = TABLES[lang][key]
-    return template.format(**values) if values else template
+    if not values:
+        return template
+    return template.format(**{name: _Number(value) if isinstance(value, numbers.Real) and not isinstance(value, bool)
+                              else value for name, value in values.items()})

@@ -50,7 +50,7 @@ from bokeh.transform import transform
 
 from app import core
 from app.state import ExplorerState
-from app.strings import text
+from app.strings import minus_sign, text
 from components.describe import Description
 from components.legend import detach_legends
 from components.sources import send_changes
@@ -255,7 +255,7 @@ def arc_label(lang: str, turn: float) -> tuple[str, str]:
 
 def _number(x: float) -> str:
     # Typographic minus so that the columns of the matrix line up and read as numbers.
-    return f"{x:.4f}".replace("-", "\u2212")
+    return minus_sign(f"{x:.4f}")
 
 
 #: The block's look. The markup is resent on every step of k, pos or pair, so

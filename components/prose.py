@@ -18,6 +18,7 @@ import param
 
 from app.fastsync import push_property
 from app.prose import Passage
+from app.strings import minus_sign
 from components.plainjs import PlainJSComponent
 from components.theme import STYLESHEET
 
@@ -154,12 +155,12 @@ class Prose(PlainJSComponent):
     def __init__(self, passage: Passage, values: Mapping[str, str] | None = None, **params):
         params.setdefault("sizing_mode", "stretch_width")
         params.setdefault("margin", (5, 10))
-        super().__init__(html=passage.html, values=dict(values or {}), stylesheets=[STYLESHEET + PROSE_CSS],
-                         **params)
+        shown = {key: minus_sign(str(value)) for key, value in (values or {}).items()}
+        super().__init__(html=passage.html, values=shown, stylesheets=[STYLESHEET + PROSE_CSS], **params)
         self.keys = passage.keys
 
     def show(self, values: Mapping[str, str]) -> None:
         """Show these live numbers (only this passage's keys are kept); nothing is sent when none changed."""
-        mine = {key: str(values[key]) for key in self.keys if key in values}
+        mine = {key: minus_sign(str(values[key])) for key in self.keys if key in values}
         if mine and mine != {key: self.values.get(key) for key in mine}:
             push_property(self, "values", {**self.values, **mine})

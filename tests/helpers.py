@@ -21,6 +21,20 @@ def row_by_hand(pos: float, d_model: int, base: float = 10_000) -> np.ndarray:
     return np.array(row)
 
 
+def printed(value: float, spec: str = "") -> str:
+    """``value`` as the page prints it: formatted by ``spec``, a true minus sign (U+2212) before a
+    negative number, and no sign before one that prints as zero."""
+    text = format(value, spec)
+    if not text.startswith("-"):
+        return text
+    return text[1:] if float(text) == 0 else "\u2212" + text[1:]
+
+
+def parsed(shown: str) -> float:
+    """The number a page's text prints (minus sign U+2212, thousands apart by narrow spaces)."""
+    return float(shown.replace("\u2212", "-").replace("\u202f", "").replace("\u2009", ""))
+
+
 def run_coroutine(coroutine, timeout: float = 180.0):
     """``asyncio.run(coroutine)`` in a worker thread: after a Playwright test the main thread has an
     event loop marked as running, and asyncio refuses to start another one there."""

@@ -24,6 +24,7 @@ from app.state import BASES, ExplorerState
 from app.strings import text
 from components import checks
 from components.checks import LiveChecks
+from tests.helpers import printed
 
 NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 
@@ -269,7 +270,8 @@ def test_checks_for_random_sizes(d_model, T, base, data):
         assert only == max(0, -k)
     assert residual == pytest.approx(core.rotation_residual(k, T, d_model, base), rel=0.05, abs=1e-300)
     assert residual < 1e-11
-    assert (str(pos + k) in view.target.object) and (('class="ck rm"' in view.target.object) == (not 0 <= pos + k < T))
+    shown = view.target.object
+    assert printed(pos + k) in shown and (('class="ck rm"' in shown) == (not 0 <= pos + k < T))
 
 
 # --------------------------------------------------------------------------

@@ -418,8 +418,8 @@ def test_big_clock_texts():
     assert view.labels["arc"].text == "ω·k = 20.000 rad"
     assert view.labels["turns"].text == text("es", "clock_arc_turns", sign="", turns=3, rest=20 - 6 * math.pi)
     assert view.labels["turns"].text == "= (3 × 2π + 1.150) rad"
-    assert arc_label("en", -20.0) == ("ω·k = -20.000 rad", "= \u2212(3 × 2π + 1.150) rad")
-    assert arc_label("en", -1.0) == ("ω·k = -1.000 rad", "")
+    assert arc_label("en", -20.0) == ("ω·k = \u221220.000 rad", "= \u2212(3 × 2π + 1.150) rad")
+    assert arc_label("en", -1.0) == ("ω·k = \u22121.000 rad", "")
     assert text("es", "pair_clock_title", pair=0, omega=1.0) in view.pair_title.object
 
 

@@ -81,7 +81,7 @@ def test_marker_shows_the_lesson_value_and_follows_k(lesson):
     state.k = -5
     assert view.marker.data["k"] == [-5]
     assert view.marker.data["score"][0] == pytest.approx(score_by_hand(-5, 32, 10_000), abs=1e-12)
-    assert view.marker.data["label"] == [f"S(-5) = {score_by_hand(-5, 32, 10_000):.6f}"]
+    assert view.marker.data["label"] == [f"S(\u22125) = {score_by_hand(-5, 32, 10_000):.6f}"]
 
 
 def test_maximum_is_drawn_and_labelled(lesson):

@@ -15,7 +15,7 @@ from bokeh.server import urls as bokeh_urls
 from panel.io import server as panel_server
 
 from app import earlyhead
-from tests.helpers import wait_until
+from tests.helpers import run_coroutine, wait_until
 
 BUNDLE_TAG = re.compile(r'<script type="text/javascript" src="([^"]+)"></script>')
 
@@ -97,16 +97,6 @@ def test_bundle_paths_resolve_against_the_page():
     assert start.bundle_paths("/embed/ladder") == {"/embed/static/js/bokeh.min.js", "/embed/assets/x.js"}
 
 
-def _run(scenario):
-    # Playwright's sync API keeps an event loop running in this thread once a browser test has run.
-    result = {}
-    thread = threading.Thread(target=lambda: result.update(value=asyncio.run(scenario())))
-    thread.start()
-    thread.join(timeout=30)
-    assert "value" in result, "the scenario did not finish"
-    return result["value"]
-
-
 def _sent(path: str, referer: str | None) -> None:
     headers = {} if referer is None else {"Referer": referer}
     earlyhead.note_static_sent(SimpleNamespace(request=SimpleNamespace(path=path, headers=headers)))
@@ -124,7 +114,7 @@ def test_the_wait_ends_when_the_pages_bundles_are_sent():
         _sent("/b.js", "https://elsewhere.example/?lang=es")  # the path and query name the page
         return await asyncio.wait_for(waiting, 5)
 
-    assert _run(scenario) is True
+    assert run_coroutine(scenario()) is True
     assert earlyhead._WAITING == {}
 
 
@@ -132,7 +122,7 @@ def test_the_wait_is_bounded():
     async def scenario():
         return await earlyhead.bundles_sent("/", "", frozenset({"/a.js"}), 0.01)
 
-    assert _run(scenario) is False
+    assert run_coroutine(scenario()) is False
     assert earlyhead._WAITING == {}
 
 

@@ -13,7 +13,7 @@ from app.prose import section_prose
 from app.state import ExplorerState
 from app.strings import text
 from components.lesson.hands import ClocksSection
-from tests.helpers import press, source_data, wait_for_source, wait_until
+from tests.helpers import parsed, press, source_data, wait_for_source, wait_until
 
 _PROSE_VALUES = """(name) => {
   for (const doc of (window.Bokeh?.documents ?? [])) {
@@ -48,10 +48,11 @@ def test_live_numbers_follow_the_state(half, data):
     section.state.param.update(pair=pair, k=k)
     w = omega(pair, d_model, base)
     values = section.live_values()
-    assert float(values["omega"].replace("\u202f", "")) == pytest.approx(w, abs=5e-5)
-    assert float(values["wavelength"].replace("\u202f", "")) == pytest.approx(2 * math.pi / w, abs=5e-3)
-    assert float(values["turn"]) == pytest.approx(w * k, abs=5e-4)
-    assert float(values["turn_fraction"]) == pytest.approx(w * k / (2 * math.pi), abs=5e-4)
+    assert parsed(values["omega"]) == pytest.approx(w, abs=5e-5)
+    assert parsed(values["wavelength"]) == pytest.approx(2 * math.pi / w, abs=5e-3)
+    assert parsed(values["turn"]) == pytest.approx(w * k, abs=5e-4)
+    assert parsed(values["turn_fraction"]) == pytest.approx(w * k / (2 * math.pi), abs=5e-4)
+    assert "-" not in values["turn"] + values["turn_fraction"]  # a minus sign, not a hyphen
 
 
 def test_passages_and_view_update_in_place():

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from app import core
 from app.state import BASES, ExplorerState
 from components.lesson.rope import CLOSE, LABEL_GAP_PX, RotaryPosition, _label_places, colour_limit
-from tests.helpers import press, source_data, wait_for_source, wait_until
+from tests.helpers import press, printed, source_data, wait_for_source, wait_until
 
 
 def rotation_by_hand(m: float, d_model: int, base: float) -> np.ndarray:
@@ -151,12 +151,13 @@ def test_rope_page_follows_the_keyboard(page, app_url, console_errors):
         turn = math.atan2(b[1], b[0]) - math.atan2(a[1], a[0])
         return math.degrees(math.remainder(turn, 2 * math.pi))
 
-    wait_until(lambda: f"{angle_by_hand(0, 3):.1f}°" in angle_text(), message="angle never shown")
+    wait_until(lambda: f"{printed(angle_by_hand(0, 3), '.1f')}°" in angle_text(), message="angle never shown")
     press(page, "position pos", "ArrowRight", times=2)
     wait_for_source(page, "rope_hands", lambda d: list(d["label"]) == ["q at m = 2", "k at n = 5"])
-    assert f"{angle_by_hand(2, 5):.1f}°" in angle_text() and f"{angle_by_hand(0, 3):.1f}°" in angle_text()
+    shown = angle_text()
+    assert f"{printed(angle_by_hand(2, 5), '.1f')}°" in shown and f"{printed(angle_by_hand(0, 3), '.1f')}°" in shown
     press(page, "offset k", "ArrowRight")
-    wait_until(lambda: f"{angle_by_hand(2, 6):.1f}°" in angle_text(), message="angle did not follow k")
+    wait_until(lambda: f"{printed(angle_by_hand(2, 6), '.1f')}°" in angle_text(), message="angle did not follow k")
     assert source_data(page, "rope_cell")["n"].tolist() == [6]
     assert console_errors == []
 

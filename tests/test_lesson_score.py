@@ -23,7 +23,7 @@ from app import core
 from app.prose import section_prose
 from app.state import ExplorerState
 from components.lesson.score import WhatScoresSee
-from tests.helpers import row_by_hand
+from tests.helpers import printed, row_by_hand
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 
@@ -159,7 +159,8 @@ def test_terms_follow_pos_k_and_heads_in_place(section):
     np.testing.assert_allclose(source.data["value"], core.qk_terms(7, 10, 24, 32, "random"), atol=1e-12)
     state.heads = "aligned"
     np.testing.assert_allclose(source.data["value"], core.qk_terms(7, 10, 24, 32, "aligned"), atol=1e-12)
-    assert "qᵀk" in view.total.object and f"{core.qk_terms(7, 10, 24, 32, 'aligned').sum():.3f}" in view.total.object
+    total = core.qk_terms(7, 10, 24, 32, "aligned").sum()
+    assert "qᵀk" in view.total.object and printed(total, ".3f") in view.total.object
 
 
 def test_pp_by_start_is_flat_only_with_aligned_heads(section):
@@ -212,11 +213,11 @@ def test_live_numbers(section):
 def test_the_spread_of_pp_is_said_as_a_range_or_as_one_value(section):
     state, view = section
     _, pp = core.position_term_by_start(3, 24, 32, "random")
-    assert view.live_values()["pp_range"] == f"they range from {pp.min():.3f} to {pp.max():.3f}"
+    assert view.live_values()["pp_range"] == f"they range from {printed(pp.min(), '.3f')} to {printed(pp.max(), '.3f')}"
     state.k = 23  # one start only: m = 0
     _, pp = core.position_term_by_start(23, 24, 32, "random")
     assert pp.size == 1
-    assert view.live_values()["pp_range"] == f"there is only one start, and it gives {pp[0]:.3f}"
+    assert view.live_values()["pp_range"] == f"there is only one start, and it gives {printed(pp[0], '.3f')}"
     assert view.live_values()["dots_level"] == "the dots stand at one height (here only one fits)"
     state.lang = "es"
     assert view.live_values()["pp_range"].startswith("sólo hay una posición de partida")

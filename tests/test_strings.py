@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.state import Notice, parse_query
-from app.strings import EN, ES, TABLES, text
+from app.strings import EN, ES, TABLES, minus_sign, text
 from components.notices import ECHO_LIMIT, notice_html
 
 REASONS = ("not_a_number", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut")
@@ -159,3 +159,32 @@ def test_notice_html_never_lets_markup_through(given_text, parameter, reason, la
     assert set(re.findall(r"<\s*/?\s*([a-zA-Z0-9]+)", out)) <= {"strong", "ul", "li"}
     echoed = given_text if len(given_text) <= ECHO_LIMIT else given_text[:ECHO_LIMIT] + "…"
     assert html.escape(echoed, quote=True) in out
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.one_of(st.integers(-10**7, 10**7), st.floats(-1e9, 1e9, allow_nan=False)),
+       spec=st.sampled_from(["", ".0f", ".1f", ".3f", ".6f", ",.2f", ".4g", ".1e"]))
+def test_a_negative_number_is_printed_with_a_minus_sign(value, spec):
+    if isinstance(value, int) and spec and spec[-1] in "fge" and "," not in spec:
+        value = float(value)
+    plain = format(value, spec)
+    shown = minus_sign(plain)
+    assert "-" not in shown.split("e")[0]  # no hyphen before an exponent
+    if plain.startswith("-") and float(plain.replace(",", "")) != 0:
+        assert shown == "\u2212" + plain[1:]
+    else:  # a positive number, or one that prints as zero (the sign of a rounded tiny negative goes)
+        assert shown == plain.lstrip("-")
+
+
+@pytest.mark.parametrize("other", ["k=-3", "-", "--3", "a-3", "-3 dB", "−3", "pos - 1", "2026-12-02", ""])
+def test_text_that_is_not_a_lone_number_keeps_its_hyphens(other):
+    assert minus_sign(other) == other
+
+
+def test_the_tables_print_negative_numbers_with_a_minus_sign():
+    assert text("en", "clock_arc", angle=-20.0) == "ω·k = \u221220.000 rad"
+    assert text("es", "rope_angle", angle=-3.25, offset=-4).startswith("Ángulo de q a k: \u22123.2° (n − m = \u22124;")
+    assert text("en", "clock_arc", angle=-0.0001) == "ω·k = 0.000 rad"
+    assert text("en", "block_title", pair=2, k=-7) == "Block 2 of M_\u22127"
+    # A value that is text, not a number, is left as it is (it may be an address or the reader's words).
+    assert text("en", "block_title", pair="x", k="-7") == "Block x of M_-7"

@@ -12,7 +12,7 @@ from panel.custom import JSComponent
 
 from app.prose import SectionProse, section_prose
 from app.state import ExplorerState
-from app.strings import text
+from app.strings import minus_sign, text
 from components.controls import Controls
 from components.describe import Description
 from components.prose import Prose
@@ -136,5 +136,6 @@ class LessonSection(pn.viewable.Viewer):
 
 
 def number(value: float, decimals: int = 2) -> str:
-    """A number for the prose: fixed decimals, thousands apart by a narrow space (as the lessons print them)."""
-    return f"{value:,.{decimals}f}".replace(",", "\u202f")
+    """A number for the prose: fixed decimals, thousands apart by a narrow space (as the lessons print them),
+    a true minus sign."""
+    return minus_sign(f"{value:,.{decimals}f}".replace(",", "\u202f"))

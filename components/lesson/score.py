@@ -26,7 +26,7 @@ from bokeh.models import ColumnDataSource, FactorRange, Range1d, Span
 from bokeh.plotting import figure
 
 from app import core
-from app.strings import text
+from app.strings import minus_sign, text
 from components.distance import ScoreCurve
 from components.legend import detach_legends
 from components.lesson.base import LessonSection, number
@@ -129,7 +129,7 @@ class WhatScoresSee(LessonSection):
     def _terms_data(self, values: np.ndarray) -> dict[str, list]:
         """The bars' rows; each value printed past the end of its bar (above a positive one, below a negative one)."""
         return {"term": list(core.SCORE_TERMS), "axis": self._axis, "value": values,
-                "label": ["" if math.isnan(v) else f"{v:.3f}" for v in values],
+                "label": ["" if math.isnan(v) else minus_sign(f"{v:.3f}") for v in values],
                 "baseline": ["top" if v < 0 else "bottom" for v in values],
                 "y_offset": [6 if v < 0 else -6 for v in values], "color": list(TERM_COLORS.values())}
 
