@@ -110,7 +110,7 @@ class LessonSection(pn.viewable.Viewer):
                 value = text(s.lang, f"{name}_{value}")
             elif name == "sentence":
                 value = " ".join(value) if isinstance(value, list | tuple) else value
-            values.append(f"{text(s.lang, name)} = {value}")
+            values.append(f"{text(s.lang, name)} = {minus_sign(str(value))}")
         return text(s.lang, "describe_section", values="; ".join(values)) if values else ""
 
     def description(self) -> Description | None:
