@@ -41,6 +41,7 @@ from bokeh.server import urls as bokeh_urls
 from panel.io import server as panel_server
 from tornado.web import StaticFileHandler
 
+from app.fastsync import replace_app_route
 from components.address import PAGE_TITLE_VARIABLE
 
 log = logging.getLogger("app")
@@ -239,11 +240,4 @@ def install() -> None:
     if StaticFileHandler.on_finish not in (_STOCK_ON_FINISH, _on_static_finish):
         raise RuntimeError("tornado's StaticFileHandler.on_finish is not stock; check app/earlyhead.py")
     StaticFileHandler.on_finish = _on_static_finish
-    patterns = bokeh_urls.per_app_patterns
-    for index, entry in enumerate(patterns):
-        if entry[0] == r"/?":
-            if not issubclass(entry[1], panel_server.DocHandler):
-                raise RuntimeError(f"unexpected page handler {entry[1]!r}; check app/earlyhead.py against Panel")
-            patterns[index] = (entry[0], EarlyHeadDocHandler, *entry[2:])
-            return
-    raise RuntimeError("no page route in bokeh.server.urls.per_app_patterns; check app/earlyhead.py against Bokeh")
+    replace_app_route(r"/?", panel_server.DocHandler, EarlyHeadDocHandler)

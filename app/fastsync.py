@@ -946,11 +946,19 @@ def install() -> None:
         if not hasattr(module, "patch_curdoc"):
             raise RuntimeError(f"no patch_curdoc in {module_name}; check app/fastsync.py against Bokeh and Panel")
         module.patch_curdoc = safe_patch_curdoc
+    replace_app_route(r"/ws", panel_server.WSHandler, NoDelayWSHandler)
+
+
+def replace_app_route(pattern: str, stock: type, handler: type) -> None:
+    """Serve the per-app route ``pattern`` of servers started from now on with ``handler``, in place of
+    a subclass of ``stock`` (Panel's); raises ``RuntimeError`` when the route is missing or not Panel's."""
     patterns = bokeh_urls.per_app_patterns
     for index, entry in enumerate(patterns):
-        if entry[0] == r"/ws":
-            if not issubclass(entry[1], panel_server.WSHandler):
-                raise RuntimeError(f"unexpected websocket handler {entry[1]!r}; check app/fastsync.py against Panel")
-            patterns[index] = (entry[0], NoDelayWSHandler, *entry[2:])
+        if entry[0] == pattern:
+            if not issubclass(entry[1], stock):
+                raise RuntimeError(f"unexpected handler {entry[1]!r} for {pattern}; check {handler.__module__} "
+                                   "against Panel")
+            patterns[index] = (entry[0], handler, *entry[2:])
             return
-    raise RuntimeError("no /ws route in bokeh.server.urls.per_app_patterns; check app/fastsync.py against Bokeh")
+    raise RuntimeError(f"no {pattern} route in bokeh.server.urls.per_app_patterns; check {handler.__module__} "
+                       "against Bokeh")
