@@ -31,6 +31,7 @@ the page need not wait for them. Only browsers wait (``Sec-Fetch-Dest: document`
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 import re
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from panel.io import server as panel_server
 from tornado.web import StaticFileHandler
 
 from app.fastsync import replace_app_route
+from app.strings import TABLES, text
 from components.address import PAGE_TITLE_VARIABLE
 
 log = logging.getLogger("app")
@@ -91,8 +93,11 @@ def page_start(page: str) -> PageStart | None:
 #: Learned starts, by route depth (the bundles' URLs are relative to the page).
 _STARTS: dict[int, PageStart] = {}
 
-ERROR_PAGE = ("<title>Error</title></head><body><p>Esta página no se pudo preparar. Recárgala, por favor."
-              " · This page could not be prepared. Please reload it.</p></body></html>")
+#: The rest of a page whose session could not be built after its start went out (its language is
+#: not known then: both).
+ERROR_PAGE = (f"<title>{html.escape(text('es', 'page_title'))}</title></head><body>"
+              + "".join(f'<p lang="{lang}">{html.escape(text(lang, "page_build_failed"))}</p>' for lang in TABLES)
+              + "</body></html>")
 
 
 #: How long a page's build waits at most for its bundles to be sent (s). Browsers ask for them

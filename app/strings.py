@@ -45,6 +45,7 @@ ES: dict[str, str] = {
     "keys_help_help": "mostrar u ocultar esta ayuda (un control con el foco conserva sus teclas)",
     # Page
     "page_title": "Codificación posicional sinusoidal",
+    "page_build_failed": "Esta página no se pudo preparar. Recárgala, por favor.",
     "page_subtitle": "Cada posición, un puñado de relojes: arrastra los controles y mira cómo se mueve la estructura.",
     "language_switch": "English",
     "controls": "Controles",
@@ -463,6 +464,7 @@ EN: dict[str, str] = {
     "keys_help": "?",
     "keys_help_help": "show or hide this help (a focused control keeps its own keys)",
     "page_title": "Sinusoidal positional encoding",
+    "page_build_failed": "This page could not be prepared. Please reload it.",
     "page_subtitle": "Every position, a handful of clocks: drag the controls and watch the structure move.",
     "language_switch": "Español",
     "controls": "Controls",

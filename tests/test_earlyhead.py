@@ -196,3 +196,17 @@ def test_the_html_carries_the_pages_own_title(learned, path, lang):
     site = text(lang, "page_title")
     assert title == (f"{section_title('score', lang)} · {site}" if path.startswith("/score") else site)
     assert "Panel" not in title
+
+
+def test_a_page_that_fails_after_its_start_went_out_ends_with_a_message(learned, monkeypatch):
+    from app.strings import text
+
+    async def fails(self):
+        raise RuntimeError("the session could not be built")
+
+    monkeypatch.setattr(panel_server.DocHandler, "get_session", fails)
+    response, chunks = _chunks(learned, "/ladder?lang=en")
+    page = b"".join(chunks).decode()
+    assert response.status == 200  # the status line left with the start
+    assert text("en", "page_build_failed") in page and text("es", "page_build_failed") in page
+    assert page.rstrip().endswith("</body></html>") and "Traceback" not in page and "RuntimeError" not in page
