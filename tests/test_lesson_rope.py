@@ -118,6 +118,9 @@ def test_section_matrices_and_hands():
     assert view.angle.object == angle  # the angle depends on n - m only
     assert view.cell.data == {"m": [9], "n": [12]}
     assert view.hands.data["label"] == ["q at m = 9", "k at n = 12"]
+    state.param.update(pos=0, k=-3)  # n = -3: RoPE turns any n; the label prints it with a minus sign
+    assert view.hands.data["label"] == ["q at m = 0", "k at n = \u22123"]
+    state.param.update(pos=9, k=3)
     # m and n are on the hands; the title names the pair alone, so it stays short enough for the figure
     # in presentation mode's type (the earlier title with both positions was cut off there).
     assert view.clock_figure.title.text == f"Pair {state.pair} of q and of k"

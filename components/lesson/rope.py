@@ -227,7 +227,7 @@ class RotaryPosition(LessonSection):
             send_changes(self.hands, {
                 "x": [round(math.cos(start), HAND_DECIMALS), round(math.cos(end), HAND_DECIMALS)],
                 "y": [round(math.sin(start), HAND_DECIMALS), round(math.sin(end), HAND_DECIMALS)],
-                "label": [text(s.lang, "rope_hand_q") + f" = {m}", text(s.lang, "rope_hand_k") + f" = {n}"],
+                "label": [text(s.lang, "rope_hand_q", m=m), text(s.lang, "rope_hand_k", n=n)],
                 "color": [COLORS["pos"], COLORS["target"]],
                 "dash": ["solid", "dashed"], "marker": ["circle", "square"],
                 **_label_places(start, end, k_ahead=between >= 0)})
