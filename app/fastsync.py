@@ -358,6 +358,12 @@ class _FastSync(_OneMessage):
         pending = self._in_process__events.get(doc, {})
         if pending and all(e.name in pending and e.new == pending[e.name] for e in events):
             return {}
+        if not any(e.name == "stylesheets" for e in events):
+            # Panel's Reactive._update_properties asks the design for every parameter of the widget's
+            # theme (Design.params: its modifiers, the document's stylesheet cache) only to put the
+            # theme's stylesheets before a change of ``stylesheets``. A size step moves the bounds of
+            # half a dozen sliders per awake section, each paying that walk for nothing.
+            return self._process_param_change({e.name: e.new for e in events})
         return super()._update_properties(*events, doc=doc)
 
 

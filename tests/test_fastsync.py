@@ -558,13 +558,13 @@ def test_a_step_is_not_echoed_back_but_a_clamped_value_is(clamp_to, monkeypatch)
     browser's own values, ``panel.reactive._syncing`` exists, ``value_throttled`` is writable."""
     assert isinstance(pn.widgets.IntSlider()._in_process__events, dict)
     built: list[set[str]] = []
-    stock = pn.widgets.IntSlider._update_properties
+    stock = fastsync.FastIntSlider._process_param_change
 
-    def counting(self, *events, doc):
-        built.append({e.name for e in events})
-        return stock(self, *events, doc=doc)
+    def counting(self, params):
+        built.append(set(params))
+        return stock(self, params)
 
-    monkeypatch.setattr(pn.widgets.IntSlider, "_update_properties", counting)
+    monkeypatch.setattr(fastsync.FastIntSlider, "_process_param_change", counting)
     doc = Document()
     slider = fastsync.FastIntSlider(start=0, end=10, value=1)
     if clamp_to is not None:  # a watcher that corrects the value, as the state's bounds do
@@ -572,6 +572,7 @@ def test_a_step_is_not_echoed_back_but_a_clamped_value_is(clamp_to, monkeypatch)
     with set_curdoc(doc):
         root = slider.get_root(doc)
         doc.add_root(root)
+        built.clear()  # the model's first properties
         _served_like(doc)
         model = slider._models[root.ref["id"]][0]
         model.set_from_json("value", 4)
@@ -1091,3 +1092,38 @@ def test_a_browser_patch_is_decoded_against_a_copy_of_the_documents_models():
     assert fastsync._DocumentDeserializer(refs)._references is not server.models._models
     one = [server.get_model_by_id(div.id)]
     assert fastsync._DocumentDeserializer(one)._references == {div.id: one[0]}
+
+
+@pytest.mark.parametrize("names", [("start", "end"), ("value",), ("disabled",), ("name",), ("stylesheets",),
+                                   ("start", "stylesheets")])
+def test_a_change_without_stylesheets_skips_the_design_and_builds_the_same_properties(names):
+    """``_FastSync._update_properties`` answers a change that carries no ``stylesheets`` without asking the
+    widget's design for its theme (Panel's ``Reactive._update_properties`` uses the design's parameters
+    only for ``stylesheets``); the properties it builds are the stock ones, with the design's or without."""
+    source = inspect.getsource(pn.reactive.Reactive._update_properties)
+    assert "'stylesheets' in changes and 'stylesheets' in params" in source
+    assert source.count("params") == 4, "Panel's Reactive._update_properties uses the design's parameters anew"
+    doc = Document()
+    slider = fastsync.FastIntSlider(start=0, end=10, value=4, name="k", stylesheets=[":host {color: red}"])
+    with set_curdoc(doc):
+        slider.get_root(doc)
+    new = {"start": -3, "end": 12, "value": 5, "disabled": True, "name": "offset", "stylesheets": [":host {}"]}
+    events = [param.parameterized.Event(what="value", name=name, obj=slider, cls=type(slider), old=None,
+                                        new=new[name], type="changed") for name in names]
+    asked = []
+    real = type(slider._design).params
+
+    def asking(design, viewable, doc=None):
+        asked.append(viewable)
+        return real(design, viewable, doc)
+
+    with mock.patch.object(type(slider._design), "params", asking):
+        ours = slider._update_properties(*events, doc=doc)
+        stock = pn.widgets.IntSlider._update_properties(slider, *events, doc=doc)
+    def plain(props):  # a stylesheet model is new on every build: compare its address
+        return {key: [getattr(sheet, "url", sheet) for sheet in value] if key == "stylesheets" else value
+                for key, value in props.items()}
+
+    assert plain(ours) == plain(stock)
+    assert set(ours) >= {e.name for e in events} - {"name"}
+    assert len(asked) == (2 if "stylesheets" in names else 1)  # ours asks only for a stylesheets change
