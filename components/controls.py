@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import panel as pn
 import param
+from bokeh.models import CustomJSTickFormatter
 
 from app.fastsync import FastDiscreteSlider, FastIntSlider, OneMessageRadioButtonGroup, OneMessageTextInput
 from app.state import ExplorerState
@@ -37,6 +38,12 @@ WIDGETS: dict[str, type[pn.widgets.Widget]] = {
 }
 
 
+def signed_format() -> CustomJSTickFormatter:
+    """A slider's value as its title prints it: a negative one with U+2212 MINUS SIGN, as the text around it
+    (``app.strings.minus_sign``), not BokehJS's hyphen ("k: −3", not "k: -3")."""
+    return CustomJSTickFormatter(code="return tick < 0 ? '\\u2212' + String(-tick) : String(tick)")
+
+
 def widget_for(state: ExplorerState, name: str, prefix: str = "") -> pn.widgets.Widget:
     """The widget of parameter ``name``, linked both ways, labelled in the state's language.
 
@@ -47,6 +54,8 @@ def widget_for(state: ExplorerState, name: str, prefix: str = "") -> pn.widgets.
     options = {"name": text(state.lang, name), "sizing_mode": "stretch_width", "stylesheets": [WIDGET_STYLESHEET]}
     if kind is FastDiscreteSlider:
         options["title_name"] = f"{prefix}_{name}_title" if prefix else f"{name}_title"
+    elif kind is FastIntSlider and type(state).param[name].bounds[0] < 0:
+        options["format"] = signed_format()
     elif kind is pn.widgets.Button:
         options.update(color="primary", variant="outline")
     elif issubclass(kind, pn.widgets.RadioButtonGroup):

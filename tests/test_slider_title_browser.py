@@ -48,3 +48,27 @@ def test_a_key_press_retitles_the_base_slider_without_a_div(page, app_url, lang,
     # Still named after its title (components/a11y.py) once the title has been redrawn.
     assert handle.get_attribute("aria-label") == label
     assert console_errors == []
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_offset_slider_prints_a_negative_value_with_a_minus_sign(page, app_url, lang, console_errors):
+    """BokehJS prints a slider's value with a hyphen ("-3"); the k slider's title uses U+2212, as the text
+    around it does (``components.controls.signed_format``), and follows a key press across zero."""
+    page.goto(f"{app_url}/explore?lang={lang}&d_model=32&T=24&k=-1")
+    wait_until(lambda: plots_drawn(page, 4), timeout=60, message="/explore never drew its figures")
+    label = text(lang, "k")
+    handle = page.get_by_role("slider", name=label, exact=True)
+    assert handle.count() == 1
+    title = page.locator(".bk-input-group", has=handle).locator(".bk-slider-title")
+
+    def shown() -> str:
+        return " ".join(title.inner_text().split())
+
+    assert shown() == f"{label}: \u22121"
+    handle.focus()
+    for key, value in (("ArrowLeft", "\u22122"), ("ArrowRight", "\u22121"), ("ArrowRight", "0"), ("ArrowRight", "1")):
+        handle.press(key)
+        wait_until(lambda value=value: shown() == f"{label}: {value}", timeout=15,
+                   message=f"the title never showed {value!r}: {shown()!r}")
+    assert "-" not in shown()
+    assert console_errors == []
