@@ -6,7 +6,8 @@ The page is ``/`` at the lesson's size, scrolled through first so that every
 section is built (the worst case: a k press then updates every section that
 shows k). Each slider handle on the page is found by its label, pressed
 twice to warm up and to learn what it changes, then ``repeats`` times,
-walking across its range. A press counts from the keydown to the last of
+walking across its range, then walked back to where it started (not
+measured), so that every slider is measured from the lesson's sizes. A press counts from the keydown to the last of
 the named models it changes getting their new value in the page's Bokeh
 document: data sources (a new ``data`` object or a patch) and other named
 models changed by the message (a passage's live numbers, a check's
@@ -74,6 +75,21 @@ def slider_label(group) -> str:
     return (group.locator(".bk-slider-title").first.text_content() or "").split(":")[0].strip()
 
 
+def walk_back(page, handle, keys: list[str], start: float, timeout: float = 60.0) -> None:
+    """Press ``keys`` undone (not measured) and wait for the handle at ``start`` and the page quiet.
+
+    Without it every size slider (d_model, T) left its 22 steps behind: the later sections' sliders
+    were measured at d_model ~500 and T ~200, not at the sizes a reader who opens ``/`` finds.
+    """
+    net = sum(1 if key == "ArrowRight" else -1 for key in keys)
+    for _ in range(abs(net)):
+        handle.press("ArrowLeft" if net > 0 else "ArrowRight")
+    page.wait_for_function("([h, start]) => Number(h.getAttribute('aria-valuenow')) === start",
+                           arg=[handle.element_handle(), start], timeout=timeout * 1000, polling=25)
+    page.wait_for_function("() => performance.now() - window.__probe.last > 300", timeout=timeout * 1000,
+                           polling=25)
+
+
 def lesson_sliders(page, repeats: int, press_timeout: float = 10.0) -> dict[str, Any]:
     """Per slider (its label and its place on the page): latencies, and the models each press changed."""
     page.evaluate(PROBE_JS)
@@ -115,6 +131,7 @@ def lesson_sliders(page, repeats: int, press_timeout: float = 10.0) -> dict[str,
                                                 witnesses) if t is not None]
             if changed:
                 latencies.append(max(changed))
+        walk_back(page, handle, keys, now)
         key = f"{i + 1:02d} {label}"
         out[key] = {"label": label, "latency_ms": stats(latencies), "witnesses": witnesses,
                     "incomplete": incomplete}
