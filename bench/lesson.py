@@ -75,17 +75,21 @@ def slider_label(group) -> str:
     return (group.locator(".bk-slider-title").first.text_content() or "").split(":")[0].strip()
 
 
-def walk_back(page, handle, keys: list[str], start: float, timeout: float = 60.0) -> None:
-    """Press ``keys`` undone (not measured) and wait for the handle at ``start`` and the page quiet.
+def walk_back(page, handle, start: float, timeout: float = 60.0) -> None:
+    """Press the handle back to ``start`` (not measured) and wait for the page to be quiet.
 
     Without it every size slider (d_model, T) left its 22 steps behind: the later sections' sliders
-    were measured at d_model ~500 and T ~200, not at the sizes a reader who opens ``/`` finds.
+    were measured at d_model ~500 and T ~200, not at the sizes a reader who opens ``/`` finds. Read
+    from the handle, not counted from the walk: a slider of step 2 (the reserve) reaches its end
+    before ``steps`` turns.
     """
-    net = sum(1 if key == "ArrowRight" else -1 for key in keys)
-    for _ in range(abs(net)):
-        handle.press("ArrowLeft" if net > 0 else "ArrowRight")
-    page.wait_for_function("([h, start]) => Number(h.getAttribute('aria-valuenow')) === start",
-                           arg=[handle.element_handle(), start], timeout=timeout * 1000, polling=25)
+    for _ in range(2 * 1024):  # the longest walk back: a slider's whole range, one step a press
+        now = float(handle.get_attribute("aria-valuenow"))
+        if now == start:
+            break
+        handle.press("ArrowLeft" if now > start else "ArrowRight")
+        page.wait_for_function("([h, now]) => Number(h.getAttribute('aria-valuenow')) !== now",
+                               arg=[handle.element_handle(), now], timeout=timeout * 1000, polling=25)
     page.wait_for_function("() => performance.now() - window.__probe.last > 300", timeout=timeout * 1000,
                            polling=25)
 
@@ -131,7 +135,7 @@ def lesson_sliders(page, repeats: int, press_timeout: float = 10.0) -> dict[str,
                                                 witnesses) if t is not None]
             if changed:
                 latencies.append(max(changed))
-        walk_back(page, handle, keys, now)
+        walk_back(page, handle, now)
         key = f"{i + 1:02d} {label}"
         out[key] = {"label": label, "latency_ms": stats(latencies), "witnesses": witnesses,
                     "incomplete": incomplete}
