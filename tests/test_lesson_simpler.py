@@ -126,6 +126,25 @@ def test_section_updates_in_place():
     np.testing.assert_allclose(sinus["score"], [score_by_hand(k, 32) for k in sinus["k"]], atol=1e-12)
 
 
+@pytest.mark.parametrize("base", [100, 500_000])
+def test_the_sinusoid_figures_follow_a_base_step(base):
+    """The sinusoid's products, its S(k) curve and its neighbours' similarity use the base: a base step from
+    another section's slider (the wavelengths) reaches them (they kept the old base's numbers before)."""
+    state = ExplorerState(lang="en", d_model=32, T=24)
+    view = WhyNotSimpler(state)
+    state.base = base
+    sinus = view.sinusoid_scores.data
+    expected = [math.fsum(math.cos(k / base ** (2 * i / 32)) for i in range(16)) for k in sinus["k"]]
+    np.testing.assert_allclose(sinus["score"], expected, atol=1e-9)
+    curve = view.sinusoid_curve.data
+    np.testing.assert_allclose(curve["score"], [math.fsum(math.cos(k / base ** (2 * i / 32)) for i in range(16))
+                                                for k in curve["k"]], atol=1e-9)
+    # Neighbours p, p + 1: the same S(1) for every p, with the new base.
+    neighbours = view.neighbours.data["sinusoid"]
+    one = math.fsum(math.cos(1 / base ** (2 * i / 32)) for i in range(16)) / 16
+    np.testing.assert_allclose(neighbours, one, atol=1e-9)
+
+
 # --------------------------------------------------------------------------
 # In the browser.
 # --------------------------------------------------------------------------

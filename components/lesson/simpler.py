@@ -35,9 +35,10 @@ from app import core
 from app.fastsync import FastIntSlider
 from app.state import T_MAX
 from app.strings import text
-from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sample_starts, sample_targets
+from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sample_pairs, sample_starts
 from components.legend import LegendRows, detach_legends
 from components.lesson.base import LessonSection, number
+from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, style_figure
 
 #: The lesson's position for the raw number: "at position 300 that coordinate is 300".
@@ -193,11 +194,16 @@ class WhyNotSimpler(LessonSection):
             self._update_ratio()
             self._update_tables()
 
+    @param.depends("state.base", watch=True)
+    def _update_base(self) -> None:
+        # The sinusoid's products, curve and neighbours (the raw position and pos/T know no base).
+        self._update_tables()
+
     def _update_raw(self) -> None:
         s = self.state
         last = max(s.T - 1, LESSON_POS)
         positions = np.arange(last + 1, dtype=np.float64)
-        self.raw_share.data = {"pos": positions, "share": core.raw_position_share(positions, s.d_model)}
+        send_changes(self.raw_share, {"pos": positions, "share": core.raw_position_share(positions, s.d_model)})
         self.raw_plot.x_range.update(start=-0.01 * last, end=1.02 * last)
         self._update_pos()
 
@@ -217,8 +223,8 @@ class WhyNotSimpler(LessonSection):
         s, length = self.state, self.choice.other_length
         yours = core.relative_position(np.arange(1, s.T + 1), s.T)
         other = core.relative_position(np.arange(1, length + 1), length)
-        self.ratio.data = {"x": np.concatenate([yours, other]),
-                           "y": np.concatenate([np.ones(yours.size), np.zeros(other.size)])}
+        send_changes(self.ratio, {"x": np.concatenate([yours, other]),  # a d_model step: nothing to send
+                                  "y": np.concatenate([np.ones(yours.size), np.zeros(other.size)])})
         self.ratio_plot.yaxis.major_label_overrides = {
             1: text(s.lang, "simpler_ratio_yours", T=s.T), 0: text(s.lang, "simpler_ratio_other", length=length)}
         self._update_ratio_marks()
@@ -245,7 +251,7 @@ class WhyNotSimpler(LessonSection):
         # Clear of the dashed line through the value (and of the diamond), on the side the label reads to.
         marks["dx"] = [LABEL_GAP_PX if align == "left" else -LABEL_GAP_PX for align in marks["align"]]
         self.ratio_line.location = value
-        self.ratio_marks.data = marks
+        send_changes(self.ratio_marks, marks)
         self._values.update({
             "n": str(n), "ratio": number(value, 4), "other_length": str(length),
             "same_token": str(tokens[0]) if len(tokens) == 1 and same == round(same) else number(same, 2),
@@ -273,15 +279,16 @@ class WhyNotSimpler(LessonSection):
         high = float(max(curve.max(), learned["score"].max()))
         spread = max(high - low, 1.0)
         with pn.io.hold():
-            self.learned_scores.data = learned
-            self.sinusoid_scores.data = sinusoid
+            # A d_model step keeps the sampled pairs and their legend: only the scores go.
+            send_changes(self.learned_scores, learned)
+            send_changes(self.sinusoid_scores, sinusoid)
             for entry in self._legend_rows:
                 entry.follow()
-            self.sinusoid_curve.data = {"k": k, "score": curve}
+            send_changes(self.sinusoid_curve, {"k": k, "score": curve})
             self.learned_plot.y_range.update(start=low - 0.08 * spread, end=high + 0.08 * spread)
             for fig in (self.learned_plot, self.sinusoid_plot):
                 fig.x_range.update(start=-(s.T - 1) - 1, end=s.T)
-            self.neighbours.data = {"p": p, "learned": learned_near, "sinusoid": sin_near}
+            send_changes(self.neighbours, {"p": p, "learned": learned_near, "sinusoid": sin_near})
             self.neighbours_plot.x_range.update(start=-0.5, end=max(s.T - 1.5, 0.5))
             self.no_rows_box.left = rows - 0.5
             self.no_rows_box.visible = rows < s.T
@@ -296,13 +303,10 @@ class WhyNotSimpler(LessonSection):
 
     def _samples(self, table: np.ndarray, lang: str) -> dict[str, object]:
         """``table[p] · table[p+k]`` for a few starts p over the table's rows (``distance``'s sampling)."""
-        rows = table.shape[0]
-        starts = sample_starts(rows)
-        p = np.concatenate([np.full(sample_targets(rows, int(s)).size, s) for s in starts])
-        q = np.concatenate([sample_targets(rows, int(s)) for s in starts])
-        slot = np.concatenate([np.full(sample_targets(rows, int(s)).size, i) for i, s in enumerate(starts)])
+        p, q, slot = sample_pairs(table.shape[0])
+        legend = {int(s): text(lang, "simpler_scores_legend", p=int(s)) for s in sample_starts(table.shape[0])}
         return {"k": (q - p).astype(np.int32), "score": core.table_dot_scores(table, p, q), "p": p.astype(np.int32),
-                "slot": [SLOTS[i] for i in slot], "legend": [text(lang, "simpler_scores_legend", p=int(v)) for v in p]}
+                "slot": [SLOTS[i] for i in slot], "legend": [legend[int(s)] for s in p]}
 
     @param.depends("state.k", watch=True)
     def _update_k(self) -> None:
