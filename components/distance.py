@@ -22,6 +22,8 @@ What is resent on a change:
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import panel as pn
 import param
@@ -85,17 +87,29 @@ def curve_data(T: int, d_model: int, base: float) -> dict[str, np.ndarray]:
     return {"k": k, "score": np.concatenate([half[:0:-1], half])}
 
 
+@functools.lru_cache(maxsize=16)
+def sample_pairs(T: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(p, q, slot)`` of the sampled products of a table of ``T`` rows: each start of ``sample_starts(T)``
+    (its index in ``slot``) with each of its ``sample_targets``. Remembered per T (read-only arrays): a
+    d_model or base step samples the same pairs."""
+    starts = sample_starts(T)
+    targets = [sample_targets(T, int(s)) for s in starts]
+    p = np.concatenate([np.full(t.size, s, dtype=np.int64) for s, t in zip(starts, targets, strict=True)])
+    slot = np.concatenate([np.full(t.size, i) for i, t in enumerate(targets)])
+    arrays = (p, np.concatenate(targets), slot)
+    for array in arrays:
+        array.flags.writeable = False
+    return arrays
+
+
 def samples_data(T: int, d_model: int, base: float, lang: str,
                  mistake: str = "none") -> dict[str, np.ndarray | list[str]]:
     """Products of actual encoding rows, ``PE_p · PE_q`` at ``k = q - p``, for a few starts ``p``.
 
     The rows are those of ``mistake`` (``core.dot_scores``), the correct ones by default.
     """
-    starts = sample_starts(T)
-    p = np.concatenate([np.full(sample_targets(T, s).size, s, dtype=np.int64) for s in starts])
-    q = np.concatenate([sample_targets(T, s) for s in starts])
-    slot = np.concatenate([np.full(sample_targets(T, s).size, i) for i, s in enumerate(starts)])
-    legend = {int(s): text(lang, "distance_samples", starts=int(s)) for s in starts}
+    p, q, slot = sample_pairs(T)
+    legend = {int(s): text(lang, "distance_samples", starts=int(s)) for s in sample_starts(T)}
     return {
         "k": (q - p).astype(np.int32),
         "score": core.dot_scores(p, q, d_model, base, mistake=mistake),
@@ -206,8 +220,9 @@ class ScoreCurve(pn.viewable.Viewer):
         spread = max(high - low, 1.0)
         pad = max(1.0, 0.02 * (s.T - 1))  # the largest marker is ~1 k wide at T = 24
         with pn.io.hold():
-            self.curve.data = curve
-            self.samples.data = samples
+            # A d_model or base step keeps the offsets, the sampled pairs and their legend: only scores go.
+            send_changes(self.curve, curve)
+            send_changes(self.samples, samples)
             for entry in self._legend_rows:
                 entry.follow()
             self.figure.x_range.update(start=-(s.T - 1) - pad, end=s.T - 1 + pad)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
+import pytest
 from bokeh.document import Document
 from bokeh.document.events import ColumnDataChangedEvent, ColumnsPatchedEvent, ModelChangedEvent
 from bokeh.models import ColumnDataSource
@@ -61,3 +64,47 @@ def test_source_ends_equal_and_only_differing_columns_are_sent(old, new):
     assert {name: list(values) for name, values in source.data.items()} == new
     differing = {name for name in new if new[name] != old[name]}
     assert sent_columns(events) == ([differing] if differing else [])
+
+
+@pytest.mark.parametrize("name, value", [("d_model", 34), ("base", 500), ("T", 25)])
+def test_a_size_step_resends_no_unchanged_column_of_the_sampled_scores(name, value):
+    """A d_model or base step keeps the offsets, the sampled pairs and their legends of the score curve, the
+    "why not simpler?" figures and the terms' ridges: only changed columns are sent (they were resent whole,
+    ~22 KB of a d_model step on ``/``); a T step changes them and sends them."""
+    import panel as pn
+    from panel.io.state import set_curdoc
+
+    from app.lesson import SECTIONS
+    from app.state import ExplorerState
+    from components.distance import ScoreCurve
+
+    watched_names = {"distance", "distance_samples", "simpler_ratio", "simpler_raw_share", "simpler_learned_scores",
+                     "simpler_sinusoid_scores", "simpler_sinusoid_curve", "simpler_neighbours", "simpler_ratio_marks",
+                     "score_terms", "terms_curve"}
+    doc = Document()
+    with set_curdoc(doc):
+        state = ExplorerState(d_model=32, T=24, base=10_000)
+        views = [ScoreCurve(state), SECTIONS["simpler"](state), SECTIONS["terms"](state)]
+        doc.add_root(pn.Column(*views).get_root(doc))
+        pn.state._connected[doc] = True  # as a served session: held changes reach the document
+        pn.state._thread_id_[doc] = threading.get_ident()
+        sources = {m.name: m for m in doc.models if isinstance(m, ColumnDataSource) and m.name in watched_names}
+        assert set(sources) == watched_names
+        before = {n: {c: list(np.asarray(v).tolist()) for c, v in s.data.items()} for n, s in sources.items()}
+        events: list = []
+        doc.on_change(events.append)
+        setattr(state, name, value)
+    resent = []
+    for event in events:
+        if getattr(event, "model", None) not in sources.values():
+            continue
+        for column in sent_columns([event])[0]:
+            if list(np.asarray(event.model.data[column]).tolist()) == before[event.model.name][column]:
+                resent.append(f"{event.model.name}.{column}")
+    assert resent == []
+    sent = [event.model.name for event in events if getattr(event, "model", None) in sources.values()]
+    assert len(sent) == len(set(sent))  # each source changed once
+    assert {"distance", "distance_samples", "simpler_sinusoid_scores", "score_terms", "terms_curve"} <= set(sent)
+    assert ("simpler_ratio" in sent) == (name == "T")  # a value per token of T: nothing else moves it
+    pn.state._connected.pop(doc, None)
+    pn.state._thread_id_.pop(doc, None)

@@ -209,8 +209,9 @@ class ScoreAsClocks(LessonSection):
         largest = float(ridges["size"].max())
         low, peak = float(scores.min()), s.d_model / 2
         with pn.io.hold():
-            self.ridges.data = ridges
-            self.curve.data = {"k": k, "score": scores}
+            # A d_model or base step keeps the rows and offsets: their columns are not sent again.
+            send_changes(self.ridges, ridges)
+            send_changes(self.curve, {"k": k, "score": scores})
             self.rows_range.update(start=-(rows - 1) - 0.7, end=0.7)
             self.ridge_figure.x_range.update(start=float(k[0]) - 0.5, end=float(k[-1]) + 0.5)
             self.score_figure.y_range.update(start=low - 0.1 * (peak - low) - 0.1, end=peak + 0.1 * (peak - low) + 0.1)
