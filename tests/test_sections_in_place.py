@@ -22,7 +22,7 @@ from panel.io.state import set_curdoc
 
 from app import fastsync
 from app.lesson import SECTIONS
-from app.state import ExplorerState
+from app.state import URL_PARAMETERS, ExplorerState
 
 START = {"lang": "en", "d_model": 32, "T": 24, "base": 10_000, "pair": 3, "pos": 5, "k": 3}
 #: One change of each parameter a slider, a switch or a box of the lesson can make (the language reloads
@@ -30,6 +30,9 @@ START = {"lang": "en", "d_model": 32, "T": 24, "base": 10_000, "pair": 3, "pos":
 CHANGES = [("d_model", 34), ("d_model", 30), ("T", 20), ("T", 25), ("base", 500), ("pair", 5), ("pos", 9),
            ("k", -4), ("pairs_from", 2), ("pairs_to", 9), ("heads", "aligned"), ("reserve", 8),
            ("sentence", "the cat sees the dog"), ("mistake", "sin_only"), ("mistake", "dim_index")]
+#: Steps in a row that clamp other values on the way (the fresh section is built from where they end).
+SEQUENCES = [[("T", 3), ("T", 30)], [("d_model", 2)], [("T", 1)], [("k", 23), ("T", 12)],
+             [("d_model", 8), ("pair", 3), ("d_model", 40)], [("reserve", 32), ("d_model", 20)]]
 #: Properties of named models that show the state (a passage's values, a text's markup, a line's place...).
 SHOWN = ("text", "values", "object", "location", "start", "end", "visible", "label", "title", "value", "args",
          "major_label_overrides", "low", "high")
@@ -94,17 +97,20 @@ def _forget_documents():
 def test_a_section_moved_by_each_change_shows_what_a_fresh_one_shows(slug):
     fastsync.install()
     wrong = []
-    for name, value in CHANGES:
+    for steps in [[change] for change in CHANGES] + SEQUENCES:
         state = ExplorerState(**START)
         doc = built(slug, state)
-        with set_curdoc(doc), fastsync.one_message():  # as a slider step is applied
-            setattr(state, name, value)
+        for name, value in steps:
+            with set_curdoc(doc), fastsync.one_message():  # as a slider step is applied
+                setattr(state, name, value)
         moved = shown(doc)
-        fresh = shown(built(slug, ExplorerState(**{**START, name: value})))
-        assert fresh.keys() <= moved.keys(), f"{name} = {value!r}: models missing {fresh.keys() - moved.keys()}"
+        final = {name: getattr(state, name) for name in URL_PARAMETERS}
+        assert all(final[name] == value for name, value in steps[-1:])
+        fresh = shown(built(slug, ExplorerState(**final)))
+        assert fresh.keys() <= moved.keys(), f"{steps}: models missing {fresh.keys() - moved.keys()}"
         for model, props in fresh.items():
             for prop, expected in props.items():
                 if not same(moved[model].get(prop), expected):
-                    wrong.append(f"{name} = {value!r}: {model}.{prop} shows {str(moved[model].get(prop))[:120]}, "
+                    wrong.append(f"{steps}: {model}.{prop} shows {str(moved[model].get(prop))[:120]}, "
                                  f"a fresh section {str(expected)[:120]}")
     assert wrong == []
