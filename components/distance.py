@@ -23,6 +23,7 @@ What is resent on a change:
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 import panel as pn
@@ -102,22 +103,28 @@ def sample_pairs(T: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return arrays
 
 
+def sample_columns(T: int, legend: Callable[[int], str]) -> tuple[np.ndarray, np.ndarray, dict[str, object]]:
+    """``(p, q, columns)`` of the sampled products of a table of ``T`` rows: the pairs, and the columns every
+    plot of them shows besides its scores (``k``, ``p``, ``slot``; ``legend``: ``legend(start)`` per start)."""
+    p, q, slot = sample_pairs(T)
+    labels = {int(s): legend(int(s)) for s in sample_starts(T)}
+    return p, q, {"k": (q - p).astype(np.int32), "p": p.astype(np.int32), "slot": [SLOTS[i] for i in slot],
+                  "legend": [labels[int(s)] for s in p]}
+
+
 def samples_data(T: int, d_model: int, base: float, lang: str,
                  mistake: str = "none") -> dict[str, np.ndarray | list[str]]:
     """Products of actual encoding rows, ``PE_p · PE_q`` at ``k = q - p``, for a few starts ``p``.
 
     The rows are those of ``mistake`` (``core.dot_scores``), the correct ones by default.
     """
-    p, q, slot = sample_pairs(T)
-    legend = {int(s): text(lang, "distance_samples", starts=int(s)) for s in sample_starts(T)}
+    p, q, columns = sample_columns(T, lambda start: text(lang, "distance_samples", starts=start))
+    slot = sample_pairs(T)[2]
     return {
-        "k": (q - p).astype(np.int32),
+        **columns,
         "score": core.dot_scores(p, q, d_model, base, mistake=mistake),
-        "p": p.astype(np.int32),
-        "slot": [SLOTS[i] for i in slot],
         "size": (np.asarray(SLOT_SIZES, dtype=np.float32)[slot] if T <= MAX_TARGETS_PER_START
                  else np.full(slot.size, GRID_SIZE, dtype=np.float32)),
-        "legend": [legend[int(s)] for s in p],
     }
 
 

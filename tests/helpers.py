@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -238,3 +239,10 @@ class LogRecorder(logging.Handler):
 
     def warnings(self, name: str = "app.guard") -> list[str]:
         return [r.getMessage() for r in self.records if r.name == name and r.levelno == logging.WARNING]
+
+
+def served_like(doc) -> None:
+    """Make ``doc`` look to Panel like a served session's after the browser's document_ready, so that changes
+    held by ``pn.io.hold()`` reach the document (as ``bench/sections.py`` does)."""
+    pn.state._connected[doc] = True
+    pn.state._thread_id_[doc] = threading.get_ident()

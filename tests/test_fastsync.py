@@ -39,6 +39,7 @@ from app import core, fastsync
 from app.state import ExplorerState
 from components.controls import WIDGETS, Controls
 from components.ladder import MAX_HEATMAP_ROWS, PALETTE, heatmap_codes, heatmap_data, heatmap_values
+from tests.helpers import served_like
 
 
 class _StubDocument:
@@ -519,12 +520,6 @@ def test_heatmap_codes_bin_like_the_colour_mapper_and_decode_within_a_bin(values
     assert np.all(np.abs(heatmap_values(codes) - values) <= 1.0 / 256 + 1e-6)
 
 
-def _served_like(doc: Document) -> None:
-    # What a served session looks like to pn.io.hold() after the browser's document_ready.
-    panel_state._connected[doc] = True
-    panel_state._thread_id_[doc] = threading.get_ident()
-
-
 @pytest.mark.parametrize("wrapper", ["one_message", "plain_hold"])
 def test_one_message_drops_panels_replayed_echo_and_keeps_the_change(wrapper):
     """Guards Bokeh's held ``callback_invoker`` and Panel's ``_server_change`` partials (``one_message``)."""
@@ -539,7 +534,7 @@ def test_one_message_drops_panels_replayed_echo_and_keeps_the_change(wrapper):
     with set_curdoc(doc):
         root = pn.Column(driver, follower).get_root(doc)
         doc.add_root(root)
-        _served_like(doc)
+        served_like(doc)
         follower._process_events = replayed.append
         driver._models[root.ref["id"]][0].set_from_json("value", 4)
     follower_model = follower._models[root.ref["id"]][0]
@@ -573,7 +568,7 @@ def test_a_step_is_not_echoed_back_but_a_clamped_value_is(clamp_to, monkeypatch)
         root = slider.get_root(doc)
         doc.add_root(root)
         built.clear()  # the model's first properties
-        _served_like(doc)
+        served_like(doc)
         model = slider._models[root.ref["id"]][0]
         model.set_from_json("value", 4)
         model.set_from_json("value_throttled", 4)

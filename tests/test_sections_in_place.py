@@ -11,7 +11,6 @@ reaching a state, without a browser.
 from __future__ import annotations
 
 import re
-import threading
 
 import numpy as np
 import panel as pn
@@ -23,6 +22,7 @@ from panel.io.state import set_curdoc
 from app import fastsync
 from app.lesson import SECTIONS
 from app.state import URL_PARAMETERS, ExplorerState
+from tests.helpers import served_like
 
 START = {"lang": "en", "d_model": 32, "T": 24, "base": 10_000, "pair": 3, "pos": 5, "k": 3}
 #: One change of each parameter a slider, a switch or a box of the lesson can make (the language reloads
@@ -68,9 +68,7 @@ def built(slug: str, state: ExplorerState) -> Document:
     doc = Document()
     with set_curdoc(doc):
         doc.add_root(pn.Column(SECTIONS[slug](state)).get_root(doc))
-    # As a served session after the browser's document_ready: held changes reach the document.
-    pn.state._connected[doc] = True
-    pn.state._thread_id_[doc] = threading.get_ident()
+    served_like(doc)
     return doc
 
 

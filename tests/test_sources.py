@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 from bokeh.document import Document
@@ -13,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from components.sources import send_changes
+from tests.helpers import served_like
 
 
 def watched(data: dict) -> tuple[ColumnDataSource, list]:
@@ -86,8 +85,7 @@ def test_a_size_step_resends_no_unchanged_column_of_the_sampled_scores(name, val
         state = ExplorerState(d_model=32, T=24, base=10_000)
         views = [ScoreCurve(state), SECTIONS["simpler"](state), SECTIONS["terms"](state)]
         doc.add_root(pn.Column(*views).get_root(doc))
-        pn.state._connected[doc] = True  # as a served session: held changes reach the document
-        pn.state._thread_id_[doc] = threading.get_ident()
+        served_like(doc)
         sources = {m.name: m for m in doc.models if isinstance(m, ColumnDataSource) and m.name in watched_names}
         assert set(sources) == watched_names
         before = {n: {c: list(np.asarray(v).tolist()) for c, v in s.data.items()} for n, s in sources.items()}

@@ -35,7 +35,7 @@ from app import core
 from app.fastsync import FastIntSlider
 from app.state import T_MAX
 from app.strings import text
-from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sample_pairs, sample_starts
+from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sample_columns
 from components.legend import LegendRows, detach_legends
 from components.lesson.base import LessonSection, number
 from components.sources import send_changes
@@ -182,6 +182,7 @@ class WhyNotSimpler(LessonSection):
         self.choice.param.watch(lambda _: self._update_ratio(), "other_length")
         self.choice.param.watch(lambda _: self._update_tables(), "trained")
         self._update_sizes()
+        self._update_ratio()
 
     # ------------------------------------------------------------------
     # Updates: each watcher recomputes only what its parameters change.
@@ -191,7 +192,6 @@ class WhyNotSimpler(LessonSection):
     def _update_sizes(self) -> None:
         with pn.io.hold():
             self._update_raw()
-            self._update_ratio()
             self._update_tables()
 
     @param.depends("state.base", watch=True)
@@ -219,12 +219,13 @@ class WhyNotSimpler(LessonSection):
             self._update_ratio_marks()
             self._update_row()
 
+    @param.depends("state.T", watch=True)
     def _update_ratio(self) -> None:
         s, length = self.state, self.choice.other_length
         yours = core.relative_position(np.arange(1, s.T + 1), s.T)
         other = core.relative_position(np.arange(1, length + 1), length)
-        send_changes(self.ratio, {"x": np.concatenate([yours, other]),  # a d_model step: nothing to send
-                                  "y": np.concatenate([np.ones(yours.size), np.zeros(other.size)])})
+        self.ratio.data = {"x": np.concatenate([yours, other]),
+                           "y": np.concatenate([np.ones(yours.size), np.zeros(other.size)])}
         self.ratio_plot.yaxis.major_label_overrides = {
             1: text(s.lang, "simpler_ratio_yours", T=s.T), 0: text(s.lang, "simpler_ratio_other", length=length)}
         self._update_ratio_marks()
@@ -303,10 +304,8 @@ class WhyNotSimpler(LessonSection):
 
     def _samples(self, table: np.ndarray, lang: str) -> dict[str, object]:
         """``table[p] · table[p+k]`` for a few starts p over the table's rows (``distance``'s sampling)."""
-        p, q, slot = sample_pairs(table.shape[0])
-        legend = {int(s): text(lang, "simpler_scores_legend", p=int(s)) for s in sample_starts(table.shape[0])}
-        return {"k": (q - p).astype(np.int32), "score": core.table_dot_scores(table, p, q), "p": p.astype(np.int32),
-                "slot": [SLOTS[i] for i in slot], "legend": [legend[int(s)] for s in p]}
+        p, q, columns = sample_columns(table.shape[0], lambda start: text(lang, "simpler_scores_legend", p=start))
+        return {**columns, "score": core.table_dot_scores(table, p, q)}
 
     @param.depends("state.k", watch=True)
     def _update_k(self) -> None:
