@@ -125,18 +125,20 @@ SCROLL_JS = """
 class Page:
     """One open page, its slider handle for each parameter, and its own walk across each range."""
 
-    def __init__(self, browser, key: str, port: int, size: str):
+    def __init__(self, browser, key: str, port: int, size: str, section: str = LESSON_SECTION,
+                 param: str = "k"):
         self.key = key
+        self.section = section
         self.page = browser.new_page(viewport={"width": 1920, "height": 1080})
         query = urlencode(SIZES[size])
         path = ROUTES[key][1]
-        fragment = f"#{LESSON_SECTION}" if key == "lesson" else ""
+        fragment = f"#{section}" if key == "lesson" else ""
         log("floor: opening", key, size)
         self.page.goto(f"http://127.0.0.1:{port}{path}?{query}{fragment}", timeout=180_000)
         if key == "lesson":
             wait_until(lambda: self.page.evaluate("() => window.Bokeh?.documents?.[0]?.is_idle === true"),
                        timeout=180, interval=0.1)
-            self._scroll_to_section()
+            self._scroll_to_section(param)
         else:  # every figure drawn (the naive page's document never reports itself idle)
             wait_until(lambda: plots_drawn(self.page, PAGE_FIGURES), timeout=180, interval=0.1)
         self.page.evaluate(PROBE_JS)
@@ -145,13 +147,13 @@ class Page:
         self.witnesses: dict[str, list[str]] = {}
         self.keys: dict[str, list[str]] = {}
 
-    def _scroll_to_section(self) -> None:
+    def _scroll_to_section(self, param: str) -> None:
         # The page grows while the sections near the reader are built: bring the section's heading to the top
-        # until its k slider stays on screen.
+        # until its slider for param stays on screen.
         def shown() -> bool:
-            self.page.evaluate(SCROLL_JS, LESSON_SECTION)
+            self.page.evaluate(SCROLL_JS, self.section)
             try:
-                self.handle("k")
+                self.handle(param)
                 return True
             except LookupError:
                 return False
@@ -175,7 +177,7 @@ class Page:
             handle = group.locator(".noUi-handle").first
             if slider_label(group) == label and self._on_screen(handle):
                 return handle
-        raise LookupError(f"no {param} slider on screen in the lesson's section {LESSON_SECTION!r}")
+        raise LookupError(f"no {param} slider on screen in the lesson's section {self.section!r}")
 
     def settle(self, quiet_ms: int = 150, timeout: float = 60.0) -> None:
         self.page.wait_for_function(f"() => performance.now() - window.__probe.last > {quiet_ms}",

@@ -2,6 +2,7 @@
 
     python -m bench.trace                       # k at the lesson size: floor, /explore, / (lesson section)
     python -m bench.trace --param pos --size largest --pages floor,explore --presses 8
+    python -m bench.trace --param d_model --pages lesson --section simpler
 
 Each page gets two warm-up presses, then ``--presses`` counted ones inside one
 Chromium trace (``browser.start_tracing``: the DevTools timeline categories).
@@ -31,7 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.floor import ROUTES, Page  # noqa: E402
+from bench.floor import LESSON_SECTION, ROUTES, Page  # noqa: E402
 from bench.run import _browser, log, server  # noqa: E402
 
 CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute", "blink.user_timing",
@@ -166,8 +167,8 @@ def kind(name: str) -> str:
 
 
 def trace_page(browser, key: str, port: int, size: str, param: str, presses: int,
-               raw_dir: Path | None = None) -> dict[str, Any]:
-    page = Page(browser, key, port, size)
+               raw_dir: Path | None = None, section: str = LESSON_SECTION) -> dict[str, Any]:
+    page = Page(browser, key, port, size, section, param)
     page.page.evaluate(INSTRUMENT_JS)
     page.prepare(param, presses, 60.0)
     rendered: list[dict] = []
@@ -198,7 +199,8 @@ def trace_page(browser, key: str, port: int, size: str, param: str, presses: int
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.trace", description=__doc__.splitlines()[0])
-    parser.add_argument("--param", default="k", choices=("k", "pos", "pair"))
+    parser.add_argument("--param", default="k", choices=("k", "pos", "pair", "d_model", "T"))
+    parser.add_argument("--section", default=LESSON_SECTION, help="the lesson page's section (its slug)")
     parser.add_argument("--size", default="lesson", choices=("lesson", "largest"))
     parser.add_argument("--pages", default="floor,explore,lesson")
     parser.add_argument("--presses", type=int, default=8)
@@ -217,7 +219,7 @@ def main(argv: list[str] | None = None) -> None:
             for key in pages:
                 log("trace", key, args.param, args.size)
                 results[key] = trace_page(browser, key, ports[ROUTES[key][0]], args.size, args.param, args.presses,
-                                          args.raw)
+                                          args.raw, args.section)
     finally:
         browser.close()
         manager.stop()

@@ -67,14 +67,29 @@ class Description(PlainJSComponent):
     """
 
     def __init__(self, state: ExplorerState, label: str, sentence: Sentence, on: Sequence[str], *, name: str,
-                 **params):
+                 skip_repeats: bool = False, **params):
         params.setdefault("margin", 0)
         params.setdefault("stylesheets", [CSS])
         super().__init__(label=label, text=sentence(state), name=name, **params)
         self._state = state
         self._sentence = sentence
+        self._on = tuple(on)
+        self._skip_repeats = skip_repeats
+        self._seen = self._values()
         if on:
-            state.param.watch(self.refresh, list(on))
+            state.param.watch(self._follow, list(on))
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self._state, name) for name in self._on)
+
+    def _follow(self, *_events: object) -> None:
+        # A size step may call this twice with the same values (the size's own event after those of the
+        # values that follow it, e.g. d_model then pairs_to). With ``skip_repeats`` (a sentence made from
+        # the state alone) the sentence is made once.
+        values = self._values()
+        if not self._skip_repeats or values != self._seen:
+            self._seen = values
+            self.refresh()
 
     def refresh(self, *_events: object) -> None:
         """Send the sentence for the current state, if it changed."""

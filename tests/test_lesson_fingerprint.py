@@ -127,6 +127,22 @@ def test_sources_follow_the_state_in_place(section):
     assert list(source.data["q"]) == list(range(40))
 
 
+def test_a_width_step_that_moves_the_last_pair_computes_each_reading_once(section, monkeypatch):
+    """With every pair chosen, a d_model step moves pairs_to too: the state sets pairs_to (its watchers run
+    with the new d_model already in place), then d_model's own watchers run. The distances are computed
+    once for the figure, once for the live numbers and once for the description, all at the new width:
+    not a second time for the second event."""
+    section.__panel__()  # the passages and the description are built with the layout
+    calls = []
+    real = core.fingerprint_distances
+    monkeypatch.setattr(core, "fingerprint_distances", lambda *args: calls.append(args) or real(*args))
+    section.state.d_model = 34
+    assert section.state.pairs_to == 16
+    assert [c[2] for c in calls] == [34, 34, 34]
+    np.testing.assert_allclose(section.distances.data["distance"], sliced_distances(3, 24, 34, 10_000, 0, 16),
+                               atol=1e-12)
+
+
 @pytest.mark.parametrize("pos", [0, 1, 11, 12, 22, 23])
 def test_labels_keep_clear_of_the_pos_line_and_the_edges(section, pos):
     """The maximum's label sits at the edge away from pos (the dashed line at pos never crosses it); the

@@ -112,6 +112,21 @@ def test_width_and_ladders_follow_the_reserve_in_place(section):
     assert len(reserved.data["pair"]) == 0 and list(width.data["left"]) == [0, 0, 32]
 
 
+def test_a_width_step_that_moves_the_reserve_draws_once(section, monkeypatch):
+    """A d_model step keeps the reserve's share of the width (4 of 32 becomes 6 of 48): the state sets the
+    reserve first (its watchers run with the new d_model in place), then d_model's own watchers run. The
+    reserved ladder is computed once for the figure and once for the live numbers, at the new reserve."""
+    state, view = section
+    view.__panel__()
+    calls = []
+    real = core.concatenated_wavelengths
+    monkeypatch.setattr(core, "concatenated_wavelengths", lambda *args: calls.append(args) or real(*args))
+    state.d_model = 48
+    assert state.reserve == 6
+    assert [c[0] for c in calls] == [6, 6]
+    assert list(view.width.data["right"]) == [48, 42, 48] and len(view.reserved.data["pair"]) == 3
+
+
 def test_cross_terms_and_levels_follow_k(section):
     state, view = section
     np.testing.assert_allclose(view.cross.data["cross"], core.cross_terms_by_start(3, 24, 32)[1], atol=1e-12)

@@ -38,6 +38,11 @@ class LessonSection(pn.viewable.Viewer):
     live_on: ClassVar[tuple[str, ...]] = ()
     #: Parameters of the state whose change may change ``describe()``; by default its controls and ``live_on``.
     described_by: ClassVar[tuple[str, ...] | None] = None
+    #: Whether ``live_values()`` and ``describe()`` read the state alone, not a table that one of the
+    #: section's watchers keeps: then a second call in one step with the same values is skipped (see
+    #: ``inputs_changed``). Not so where a size's watcher refills a table the text reads: the first call
+    #: (a value that follows the size) comes before that watcher, and only the second one is right.
+    text_reads_state_only: ClassVar[bool] = False
 
     state = param.ClassSelector(class_=ExplorerState)
 
@@ -46,8 +51,27 @@ class LessonSection(pn.viewable.Viewer):
         self.prose: SectionProse = section_prose(self.slug, state.lang)
         self._passages: dict[str, Prose] = {}
         self._layout: pn.viewable.Viewable | None = None
+        self._drawn_from: dict[str, tuple] = {}
         if self.live_on:
-            state.param.watch(lambda *_: self.refresh_text(), list(self.live_on))
+            state.param.watch(self._follow_live_on, list(self.live_on))
+
+    def inputs_changed(self, key: str, *names: str) -> bool:
+        """Whether the state's ``names`` differ from when the update ``key`` last asked (and remember them).
+
+        A size step can call an update twice: the state first moves the values that depend on the
+        size (``pairs_to`` with ``d_model``, ``reserve``, a clamped ``pos``), which calls the watchers
+        of those values with the new size already in place, then calls the size's own watchers. The
+        second call would draw from the same values again.
+        """
+        values = tuple(getattr(self.state, name) for name in names)
+        if self._drawn_from.get(key) == values:
+            return False
+        self._drawn_from[key] = values
+        return True
+
+    def _follow_live_on(self, *_events: object) -> None:
+        if not self.text_reads_state_only or self.inputs_changed("live_on", *self.live_on):
+            self.refresh_text()
 
     def passage(self, part: str) -> Prose:
         """The passage ``part`` of this section's prose (built once), named ``<slug>_<part>_text``."""
@@ -120,7 +144,7 @@ class LessonSection(pn.viewable.Viewer):
         on = (tuple(dict.fromkeys((*self.controls, *self.live_on))) if self.described_by is None
               else self.described_by)
         return Description(self.state, self.prose.title, lambda _state: self.describe(), on,
-                           name=f"{self.slug}_description")
+                           name=f"{self.slug}_description", skip_repeats=self.text_reads_state_only)
 
     def layout(self) -> list[pn.viewable.Viewable]:
         """The section's parts, top to bottom; the default is every passage in file order."""

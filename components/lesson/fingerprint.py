@@ -62,6 +62,7 @@ class Fingerprint(LessonSection):
     slug = "fingerprint"
     controls = ("pairs_from", "pairs_to", "pos", "d_model", "T")
     live_on = ("pairs_from", "pairs_to", "pos", "d_model", "T", "base")
+    text_reads_state_only = True
 
     def __init__(self, state, **params):
         super().__init__(state, **params)
@@ -172,6 +173,8 @@ class Fingerprint(LessonSection):
 
     @param.depends("state.pos", "state.pairs_from", "state.pairs_to", watch=True)
     def _update_choice(self) -> None:
+        if not self.inputs_changed("choice", "pos", "pairs_from", "pairs_to", "d_model", "T", "base"):
+            return
         s = self.state
         lang = s.lang
         distances = self._distances()

@@ -46,6 +46,7 @@ class SumOrConcatenate(LessonSection):
     slug = "sum"
     controls = ("d_model", "T", "base", "reserve", "k")
     live_on = ("d_model", "T", "base", "reserve", "k")
+    text_reads_state_only = True
 
     def __init__(self, state, **params):
         super().__init__(state, **params)
@@ -128,6 +129,8 @@ class SumOrConcatenate(LessonSection):
 
     @param.depends("state.d_model", "state.reserve", "state.base", watch=True)
     def _update_width(self) -> None:
+        if not self.inputs_changed("width", "d_model", "reserve", "base"):
+            return
         s = self.state
         d, r = s.d_model, s.reserve
         lang = s.lang
@@ -178,6 +181,8 @@ class SumOrConcatenate(LessonSection):
 
     @param.depends("state.d_model", "state.T", "state.base", "state.reserve", "state.k", watch=True)
     def _update_cross(self) -> None:
+        if not self.inputs_changed("cross", "d_model", "T", "base", "reserve", "k"):
+            return
         s = self.state
         starts, cross = self.cross_terms()
         summed = float(core.relative_scores(s.k, s.d_model, s.base))
