@@ -19,6 +19,13 @@ stand-in too, on ``LegendRows``: a source holding the first row of each label
 only, the columns its swatches read, which the section brings up to date after
 changing the real data (``follow``); it sends nothing when the labels and their
 looks are unchanged, which is most steps.
+
+Each entry of a BokehJS legend also holds an overlay (the dimmed look of an
+inactive entry, for ``click_policy``) laid over its swatch's canvas, so Chromium
+gives every overlay a compositing layer of its own ("Overlap"): on ``/`` at the
+simpler section 14 of the page's 96 layers, and every frame (a handle moving,
+the figures repainting) updates them all. No legend here is clickable, so the
+overlays are not displayed (``QUIET_ENTRIES``).
 """
 
 from __future__ import annotations
@@ -85,6 +92,10 @@ class LegendRows:
         send_changes(self.source, {column: np.asarray(data[column])[rows].tolist() for column in self.columns})
 
 
+#: A legend's rule: no overlay on its entries (they are not clickable; see the module's docstring).
+QUIET_ENTRIES = ".bk-overlay { display: none; }"
+
+
 def detach_legends(fig: Figure) -> list[LegendRows]:
     """Point every entry of ``fig``'s legends at stand-ins (see the module's docstring); returns the
     data-labelled entries, whose ``follow()`` the caller runs after changing their data.
@@ -95,6 +106,8 @@ def detach_legends(fig: Figure) -> list[LegendRows]:
     empty: ColumnDataSource | None = None
     view: CDSView | None = None
     for legend in fig.select(type=Legend):
+        if legend.click_policy == "none" and QUIET_ENTRIES not in legend.stylesheets:
+            legend.stylesheets = [*legend.stylesheets, QUIET_ENTRIES]
         for item in legend.items:
             if isinstance(item.label, Field):
                 if len(item.renderers) == 1:

@@ -2,7 +2,8 @@
 
 BokehJS draws each figure on two canvases and repaints the lower one (axes, grids, curves, images)
 only when a renderer drawn there changes. These tests count, in the page, the repaints of each
-layer while a slider is pressed.
+layer while a slider is pressed. And the legends' entries add no compositing layers (each layer is
+updated on every frame).
 """
 
 from __future__ import annotations
@@ -73,3 +74,46 @@ def test_a_size_change_still_repaints_the_figures(explore, console_errors):
     clock = wait_for_source(explore, "pair_clock", lambda d: len(d["x"]) == 2)
     assert np.allclose(np.column_stack([clock["x"], clock["y"]]), [[0.0, 1.0], [np.sin(3), np.cos(3)]], atol=1e-3)
     assert console_errors == []
+
+
+@pytest.mark.browser
+def test_legend_entries_get_no_compositing_layer_of_their_own(explore):
+    """Every frame updates each compositing layer of the page. A BokehJS legend entry lays an overlay
+    (for a clickable legend's inactive look) over its swatch's canvas, which Chromium composites on a
+    layer of its own ("Overlap"); no legend here is clickable, so no overlay is displayed and none gets
+    a layer, while the swatches (canvases) and their labels are still there."""
+    legends = explore.evaluate("""() => {
+      const out = [];
+      const visit = (root) => {
+        for (const el of root.querySelectorAll("*")) {
+          if (el.shadowRoot) {
+            const items = el.shadowRoot.querySelectorAll(".bk-item");
+            if (items.length) out.push([...items].map((item) => ({
+              glyph: item.querySelector("canvas") !== null, label: item.textContent,
+              overlay: getComputedStyle(item.querySelector(".bk-overlay")).display})));
+            visit(el.shadowRoot);
+          }
+        }
+      };
+      visit(document);
+      return out;
+    }""")
+    assert len(legends) >= 2, "/explore shows the distance figure's and the clocks' legends"
+    entries = [entry for legend in legends for entry in legend]
+    assert all(e["glyph"] and e["label"].strip() for e in entries)
+    assert {e["overlay"] for e in entries} == {"none"}
+    cdp = explore.context.new_cdp_session(explore)
+    cdp.send("DOM.getDocument", {"depth": 0})
+    trees: list = []
+    cdp.on("LayerTree.layerTreeDidChange", lambda event: trees.append(event.get("layers")))
+    cdp.send("LayerTree.enable")
+    press(explore, text("en", "k"), "ArrowRight")  # a frame, so that the layer tree is reported
+    wait_until(lambda: any(trees), timeout=10, message="no layer tree reported")
+    classes = []
+    for layer in next(t for t in reversed(trees) if t):
+        if layer.get("backendNodeId"):
+            node = cdp.send("DOM.describeNode", {"backendNodeId": layer["backendNodeId"]})["node"]
+            attributes = node.get("attributes", [])
+            classes.append(attributes[attributes.index("class") + 1] if "class" in attributes else "")
+    assert any("bk-layer" in c for c in classes), "the figures' canvases are composited layers"
+    assert not [c for c in classes if "bk-overlay" in c]
