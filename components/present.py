@@ -261,10 +261,10 @@ class Presentation(pn.viewable.Viewer):
         self.built: dict[str, pn.viewable.Viewable] = {}
         lang = state.lang
         self.title = LiveHTML(name="present_bar", css=BAR_CSS, sizing_mode="stretch_width", min_width=760)
-        self.previous = pn.widgets.Button(name=text(lang, "present_previous"), color="primary",
+        self.previous = pn.widgets.Button(label=text(lang, "present_previous"), color="primary",
                                           variant="outline", width=260, margin=(5, 5),
                                           stylesheets=[WIDGET_STYLESHEET])
-        self.next = pn.widgets.Button(name=text(lang, "present_next"), color="primary",
+        self.next = pn.widgets.Button(label=text(lang, "present_next"), color="primary",
                                       variant="outline", width=260, margin=(5, 5), stylesheets=[WIDGET_STYLESHEET])
         self.previous.on_click(lambda _event: self.move(-1))
         self.next.on_click(lambda _event: self.move(1))

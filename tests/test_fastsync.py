@@ -1099,7 +1099,7 @@ def test_a_change_without_stylesheets_skips_the_design_and_builds_the_same_prope
     assert "'stylesheets' in changes and 'stylesheets' in params" in source
     assert source.count("params") == 4, "Panel's Reactive._update_properties uses the design's parameters anew"
     doc = Document()
-    slider = fastsync.FastIntSlider(start=0, end=10, value=4, name="k", stylesheets=[":host {color: red}"])
+    slider = fastsync.FastIntSlider(start=0, end=10, value=4, label="k", stylesheets=[":host {color: red}"])
     with set_curdoc(doc):
         slider.get_root(doc)
     new = {"start": -3, "end": 12, "value": 5, "disabled": True, "name": "offset", "stylesheets": [":host {}"]}
