@@ -64,20 +64,30 @@ def test_sections_below_the_fold_are_built_when_the_reader_comes_near(page, app_
     assert console_errors == []
 
 
-_SKIPPABLE = """(els) => els.filter((el) => getComputedStyle(el).contentVisibility === "auto").length"""
+#: [sections' parts, passages] whose rendering the browser may skip off screen (a passage: its shadow root
+#: holds the prose box).
+_SKIPPABLE = """(els) => {
+  const auto = els.filter((el) => getComputedStyle(el).contentVisibility === "auto");
+  const passage = (el) => el.shadowRoot?.querySelector(".pe-prose") != null;
+  return [auto.filter((el) => !passage(el)).length, auto.filter(passage).length];
+}"""
 
 
 def test_sections_off_screen_are_skipped_on_screen_and_printed_whole(page, app_url):
-    """Each section's part lets the browser skip its rendering while it is off screen (a frame costs what is
-    on screen), and a printout renders every section."""
+    """Each section's part, and each passage of prose in it (its formulas are hundreds of positioned boxes
+    that every frame walks), lets the browser skip its rendering while it is off screen (a frame costs what
+    is on screen), and a printout renders every section and every passage."""
     page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(f"{app_url}/?{QUERY}")
-    wait_until(lambda: page.locator("*").evaluate_all(_SKIPPABLE) == len(SECTIONS), timeout=30,
+    wait_until(lambda: page.locator("*").evaluate_all(_SKIPPABLE)[0] == len(SECTIONS), timeout=30,
                message="every section's part is skippable")
+    passages = page.locator("*").evaluate_all("(els) => els.filter((el) => el.shadowRoot?.querySelector"
+                                              "('.pe-prose') != null).length")
+    assert page.locator("*").evaluate_all(_SKIPPABLE)[1] == passages > 0, "every passage is skippable"
     page.emulate_media(media="print")
-    assert page.locator("*").evaluate_all(_SKIPPABLE) == 0
+    assert page.locator("*").evaluate_all(_SKIPPABLE) == [0, 0]
     page.emulate_media(media="screen")
-    assert page.locator("*").evaluate_all(_SKIPPABLE) == len(SECTIONS)
+    assert page.locator("*").evaluate_all(_SKIPPABLE)[0] == len(SECTIONS)
 
 def test_contents_link_scrolls_to_its_section_and_keeps_the_query(page, app_url):
     page.set_viewport_size({"width": 1280, "height": 800})
