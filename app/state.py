@@ -24,6 +24,7 @@ a value outside its bounds.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -152,24 +153,23 @@ class ExplorerState(param.Parameterized):
         # A fingerprint over every pair stays over every pair; a reserve keeps its share of the width.
         pairs_to = pair_max if self.pairs_to == old_d_model // 2 - 1 else min(self.pairs_to, pair_max)
         reserve = min(even_share(self.reserve, self.d_model, old_d_model), self.d_model)
+        bounds = {"pair": (0, pair_max), "pos": (0, last_pos), "k": (-last_pos, last_pos),
+                  "pairs_from": (0, pair_max), "pairs_to": (0, pair_max), "reserve": (0, self.d_model)}
         # Values that shrink first, then the bounds, then values that grow: at every
         # moment the values lie inside the bounds an observer can see.
         with param.parameterized.batch_call_watchers(self):
-            self.param.update(
-                pair=min(self.pair, pair_max),
-                pos=min(self.pos, last_pos),
-                k=max(-last_pos, min(self.k, last_pos)),
-                pairs_from=min(self.pairs_from, pairs_to),
-                pairs_to=min(self.pairs_to, pairs_to),
-                reserve=min(self.reserve, reserve),
-            )
-            self.param.pair.bounds = (0, pair_max)
-            self.param.pos.bounds = (0, last_pos)
-            self.param.k.bounds = (-last_pos, last_pos)
-            self.param.pairs_from.bounds = (0, pair_max)
-            self.param.pairs_to.bounds = (0, pair_max)
-            self.param.reserve.bounds = (0, self.d_model)
-            self.param.update(pairs_to=pairs_to, reserve=reserve)
+            set_together(self, {
+                "pair": min(self.pair, pair_max),
+                "pos": min(self.pos, last_pos),
+                "k": max(-last_pos, min(self.k, last_pos)),
+                "pairs_from": min(self.pairs_from, pairs_to),
+                "pairs_to": min(self.pairs_to, pairs_to),
+                "reserve": min(self.reserve, reserve),
+            })
+            for name, limits in bounds.items():
+                if self.param[name].bounds != limits:
+                    self.param[name].bounds = limits
+            set_together(self, {"pairs_to": pairs_to, "reserve": reserve})
 
     @param.depends("sentence", watch=True)
     def _clean_sentence(self) -> None:
@@ -243,6 +243,19 @@ def clean_sentence(text: str) -> str:
     """``text`` as at most ``MAX_WORDS`` words of at most ``MAX_WORD_LENGTH`` printable characters, one space apart."""
     words = ("".join(ch for ch in word if ch.isprintable())[:MAX_WORD_LENGTH] for word in str(text).split())
     return " ".join([word for word in words if word][:MAX_WORDS])
+
+
+def set_together(state: param.Parameterized, values: Mapping[str, object]) -> None:
+    """Set those of ``values`` that differ from ``state``'s, its watchers called once for all of them.
+
+    What ``state.param.update(values)`` does, less its record of the old values (a read of every
+    parameter, on each of the several updates a size step makes per mirror) and less the watchers'
+    calls for a value set to what it already is.
+    """
+    with param.parameterized.batch_call_watchers(state):
+        for name, value in values.items():
+            if getattr(state, name) != value:
+                setattr(state, name, value)
 
 
 def even_share(value: int, numerator: int, denominator: int) -> int:
@@ -452,7 +465,14 @@ class StateMirror:
         self._active = True
         self._stale = False
         self._busy = False  # set while a change travels between the two, so it does not come back
-        source.param.watch(self._pull, list(self.names))
+        # One watcher on the state for all its mirrors, not one each: param calls every watcher of a
+        # parameter for every value set, and a size step sets eight (the clamped values), so with a
+        # watcher per mirror a step on the lesson page (14 sections) made ~110 calls to say "stale".
+        mirrors = source.parts.get("mirrors")
+        if not isinstance(mirrors, list):
+            mirrors = source.parts["mirrors"] = []
+            source.param.watch(functools.partial(_pull_all, mirrors), list(self.names))
+        mirrors.append(self)
         self.copy.param.watch(self._push, list(self.names))
 
     @property
@@ -467,7 +487,7 @@ class StateMirror:
             self._stale = False
             self._carry(self.source, self.copy)
 
-    def _pull(self, *_events: param.parameterized.Event) -> None:
+    def _pull(self) -> None:
         if self._busy:
             return
         if not self._active:
@@ -490,9 +510,15 @@ class StateMirror:
         try:
             sizes = self._differences(origin, target, SIZE_PARAMETERS)
             if sizes:
-                target.param.update(sizes)
+                set_together(target, sizes)
             rest = self._differences(origin, target, [n for n in self.names if n not in SIZE_PARAMETERS])
             if rest:
-                target.param.update(rest)
+                set_together(target, rest)
         finally:
             self._busy = False
+
+
+def _pull_all(mirrors: list[StateMirror], *_events: param.parameterized.Event) -> None:
+    """The state changed: every mirror of it follows, or notes that it is behind (asleep)."""
+    for mirror in mirrors:
+        mirror._pull()

@@ -23,6 +23,7 @@ from app.state import (
     StateMirror,
     mirrored_parameters,
     parse_query,
+    set_together,
 )
 
 PROPERTY = settings(max_examples=60, deadline=None)
@@ -308,6 +309,38 @@ def test_a_sleeping_mirror_sends_nothing_and_catches_up_in_one_step():
     assert seen == [["pos", "k"]] and (mirror.copy.pos, mirror.copy.k) == (7, 6)
     mirror.active = True  # nothing new: nothing sent
     assert len(seen) == 1
+
+
+def test_set_together_sets_what_differs_and_calls_each_watcher_once():
+    state = ExplorerState()
+    batches: list[dict[str, tuple[object, object]]] = []
+    # onlychanged=False: a value set to what it already was would show up here.
+    state.param.watch(lambda *events: batches.append({e.name: (e.old, e.new) for e in events}),
+                      ["pos", "k", "heads"], onlychanged=False)
+    set_together(state, {"pos": 5, "k": 3, "heads": "aligned"})  # k is 3 already
+    assert batches == [{"pos": (0, 5), "heads": ("random", "aligned")}]
+    set_together(state, {"pos": 5})
+    assert len(batches) == 1
+
+
+def test_a_size_step_reaches_every_awake_mirror_once_per_value_and_no_asleep_one():
+    # The lesson page: many sections, each with its mirror, most of them asleep.
+    state = ExplorerState(pair=15, pos=20, reserve=4)
+    mirrors = [StateMirror(state) for _ in range(6)]
+    for mirror in mirrors[3:]:
+        mirror.active = False
+    seen: list[list[tuple[str, object, object]]] = [[] for _ in mirrors]
+    for mirror, events in zip(mirrors, seen, strict=True):
+        mirror.copy.param.watch(lambda *batch, events=events: events.extend((e.name, e.old, e.new) for e in batch),
+                                list(mirrored_parameters()), onlychanged=False)
+    mirrors[1].copy.d_model = 16  # a section's slider: 16 coordinates, 8 pairs; the reserve keeps its eighth
+    expected = {("d_model", 32, 16), ("pair", 15, 7), ("pairs_to", 15, 7), ("reserve", 4, 2)}
+    for events in seen[:3]:
+        assert sorted(events) == sorted(expected)
+    assert seen[3:] == [[], [], []]
+    mirrors[4].active = True
+    assert sorted(seen[4]) == sorted(expected) and seen[3] == seen[5] == []
+    assert values_of(mirrors[4].copy) == values_of(state) != values_of(mirrors[3].copy)
 
 
 # --------------------------------------------------------------------------
