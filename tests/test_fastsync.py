@@ -106,11 +106,11 @@ def test_fast_discrete_slider_is_titled_by_live_html_linked_in_the_browser():
     ``_text_link`` (the browser's link from the inner slider, filled in with ``{labels}``)."""
     from components.theme import SliderTitle
 
-    stock = pn.widgets.DiscreteSlider(options=[2, 10, 100], value=10, name="base")
+    stock = pn.widgets.DiscreteSlider(options=[2, 10, 100], value=10, label="base")
     assert isinstance(stock._text, pn.widgets.StaticText) and stock._composite[0] is stock._text
     assert "{labels}" in stock._text_link and "labels[source.value]" in stock._text_link
 
-    slider = fastsync.FastDiscreteSlider(options=[2, 10, 100], value=10, name="base")
+    slider = fastsync.FastDiscreteSlider(options=[2, 10, 100], value=10, label="base")
     assert isinstance(slider._text, SliderTitle) and slider._composite[0] is slider._text
     assert slider._text.text == '<span class="pe-slider-title">base: <b>10</b></span>'
     slider.value = 100
