@@ -138,7 +138,7 @@ class ExplorerState(param.Parameterized):
         dependent.setdefault("reserve", even_share(d_model, 1, 8))
         super().__init__(**params)
         #: The session's page-wide objects that need finding from the state (its address bar, its animation,
-        #: the state a mirror's copy follows), by kind. Held by the state itself, so they go with it: in a
+        #: its mirrors, the state a mirror's copy follows), by kind. Held by the state itself, so they go with it: in a
         #: module-level WeakKeyDictionary each would keep its state, and so its session, alive for good (a
         #: dictionary's values are strong, and each of these refers back to its key).
         self.parts: dict[str, object] = {}
