@@ -216,6 +216,10 @@ def session_in_process(which: str, query: dict):
         page = build_page(which, query)
         root = page.get_root(doc)
         doc.add_root(root)
+        # The browser has the document now: its models are synced, not new (what sending it does, in
+        # Document.to_json). Left new, every message would walk them all (DocumentModelManager.flush_synced,
+        # ~2 ms per step with the lesson built) and miss fastsync's cached references.
+        doc.models.flush_synced()
         # As a served session after the browser's document_ready, on the server's thread;
         # otherwise pn.io.hold() keeps the events for later and nothing would be serialized.
         pn.state._connected[doc] = True

@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> None:
         state = ExplorerState(**parse_query(SIZES[args.size])[0])
         column = pn.Column(*(SECTIONS[slug](state) for slug in args.slugs.split(",")))
         doc.add_root(column.get_root(doc))
+        doc.models.flush_synced()  # sent to the browser: synced, as in bench.run.session_in_process
         pn.state._connected[doc] = True  # as a served session after the browser's document_ready
         pn.state._thread_id_[doc] = threading.get_ident()
         events: list = []
