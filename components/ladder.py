@@ -42,7 +42,7 @@ from app.state import ExplorerState
 from app.strings import text
 from components.describe import Description
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, html_pane, readout, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, LiveHTML, readout, style_figure
 
 #: Diverging and colour-blind safe (ColorBrewer RdBu), fixed to [-1, 1].
 PALETTE = interp_palette(RdBu11, 256)
@@ -241,7 +241,7 @@ class WavelengthLadder(pn.viewable.Viewer):
             style_figure(fig)
             fig.min_border_left = 90  # same inner left edge, so the bars sit over their columns
 
-        self.count = html_pane("", name="ladder_count", sizing_mode="stretch_width")
+        self.count = LiveHTML(name="ladder_count", sizing_mode="stretch_width")
         self._layout = pn.Column(
             pn.pane.Bokeh(self.ladder_figure, sizing_mode="stretch_width"),
             self.count,
