@@ -101,7 +101,7 @@ ES: dict[str, str] = {
     "ladder_x": "pareja i",
     "ladder_y": "λᵢ (posiciones)",
     "ladder_T_line": "T = {T}",
-    "ladder_count": "{count} de {pairs} parejas dan al menos una vuelta completa dentro de T = {T}.",
+    "ladder_count": "{count} de {pairs} parejas tienen una longitud de onda de T = {T} o menos (la línea de puntos).",
     "hover_pos": "pos",
     "hover_dim": "coordenada",
     "hover_pair": "pareja",
@@ -363,7 +363,7 @@ ES: dict[str, str] = {
     "mistake_cos_exponent": "coseno con (2i+1)/d",
     "mistake_split_layout": "senos, luego cosenos",
     "mistake_sin_only": "sólo senos",
-    "ladder_count_columns": "{count} de {pairs} columnas dan al menos una vuelta completa dentro de T = {T}.",
+    "ladder_count_columns": "{count} de {pairs} columnas tienen una longitud de onda de T = {T} o menos (la línea de puntos).",
     "check_norm_mistake": ("Con este error las filas miden de {low:.4f} a {high:.4f}; en la codificación correcta, "
                            "todas √(d_model/2) = {expected:.6g} (desviación máxima {error:.1e})."),
     "check_rotation_mistake": ("La mejor rotación por bloques, una sola para todas las p = {first} … {last} "
@@ -390,9 +390,9 @@ ES: dict[str, str] = {
     "player_faster": "Más rápido",
     "a11y_figure": "Figura",
     "describe_ladder": ("Pareja {pair}: gira {omega:.4g} rad por posición, longitud de onda {wavelength:.1f}. "
-                        "{count} de {pairs} parejas dan al menos una vuelta dentro de T = {T}. {rows}"),
-    "describe_ladder_mistake": ("Con el error «{mistake}»: {count} de {columns} columnas dan al menos una vuelta "
-                                "dentro de T = {T}. {rows}"),
+                        "{count} de {pairs} parejas tienen una longitud de onda de T = {T} o menos. {rows}"),
+    "describe_ladder_mistake": ("Con el error «{mistake}»: {count} de {columns} columnas tienen una longitud de "
+                                "onda de T = {T} o menos. {rows}"),
     "describe_rows_both": "Marcadas las filas pos = {pos} y pos + k = {target}.",
     "describe_rows_pos": "Marcada la fila pos = {pos}; pos + k = {target} queda fuera de la tabla.",
     "describe_clocks": ("Pareja {pair}: gira {omega:.3f} rad por posición, longitud de onda {wavelength:.1f}; "
@@ -516,7 +516,7 @@ EN: dict[str, str] = {
     "ladder_x": "pair i",
     "ladder_y": "λᵢ (positions)",
     "ladder_T_line": "T = {T}",
-    "ladder_count": "{count} of {pairs} pairs make at least one full turn within T = {T}.",
+    "ladder_count": "{count} of {pairs} pairs have a wavelength of at most T = {T} (the dotted line).",
     "hover_pos": "pos",
     "hover_dim": "coordinate",
     "hover_pair": "pair",
@@ -764,7 +764,7 @@ EN: dict[str, str] = {
     "mistake_cos_exponent": "cosine with (2i+1)/d",
     "mistake_split_layout": "sines, then cosines",
     "mistake_sin_only": "sines only",
-    "ladder_count_columns": "{count} of {pairs} columns make at least one full turn within T = {T}.",
+    "ladder_count_columns": "{count} of {pairs} columns have a wavelength of at most T = {T} (the dotted line).",
     "check_norm_mistake": ("With this mistake the rows measure {low:.4f} to {high:.4f}; in the correct encoding "
                            "every one is √(d_model/2) = {expected:.6g} (largest deviation {error:.1e})."),
     "check_rotation_mistake": ("The best block rotation, one for all p = {first} … {last} (least squares), "
@@ -791,9 +791,9 @@ EN: dict[str, str] = {
     "player_faster": "Faster",
     "a11y_figure": "Figure",
     "describe_ladder": ("Pair {pair} turns {omega:.4g} rad per position, wavelength {wavelength:.1f}. "
-                        "{count} of {pairs} pairs turn at least once within T = {T}. {rows}"),
-    "describe_ladder_mistake": ("With the mistake “{mistake}”: {count} of {columns} columns turn at least once "
-                                "within T = {T}. {rows}"),
+                        "{count} of {pairs} pairs have a wavelength of at most T = {T}. {rows}"),
+    "describe_ladder_mistake": ("With the mistake “{mistake}”: {count} of {columns} columns have a wavelength of "
+                                "at most T = {T}. {rows}"),
     "describe_rows_both": "Rows pos = {pos} and pos + k = {target} are marked.",
     "describe_rows_pos": "Row pos = {pos} is marked; pos + k = {target} lies outside the table.",
     "describe_clocks": ("Pair {pair} turns {omega:.3f} rad per position, wavelength {wavelength:.1f}; "

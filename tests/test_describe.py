@@ -35,11 +35,11 @@ def test_distance_sentence_is_the_lesson_s_score():
     assert f"{score:.2f}" == "12.27"  # the first lesson's printed value
 
 
-def test_ladder_sentence_counts_the_pairs_that_turn_within_T():
+def test_ladder_sentence_counts_the_pairs_whose_wavelength_is_at_most_T():
     s = ExplorerState(lang="en", d_model=32, T=24, pair=2, pos=22, k=3)
     turning = sum(2 * math.pi / omega(i, 32) <= 24 for i in range(16))
     sentence = ladder.describe(s)
-    assert f"{turning} of 16 pairs turn at least once within T = 24" in sentence
+    assert f"{turning} of 16 pairs have a wavelength of at most T = 24" in sentence
     assert "pos + k = 25 lies outside the table" in sentence
     s.mistake = "dim_index"
     assert "32 columns" in ladder.describe(s)

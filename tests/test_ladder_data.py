@@ -98,7 +98,7 @@ def test_ladder_data_bars_over_their_pairs():
 
 def test_the_count_under_the_ladder_follows_a_size_step_in_one_text_change():
     # λ_i = 2π · base^(2i/d_model). d_model 32, base 10 000: 2π, 2π·10^0.25 ≈ 11.2, 2π·10^0.5 ≈ 19.9, then
-    # 2π·10^0.75 ≈ 35.3 > 24: three of sixteen pairs turn at least once within T = 24. d_model 16: 2π, 2π·10^0.5
+    # 2π·10^0.75 ≈ 35.3 > 24: three of sixteen pairs have λ ≤ T = 24. d_model 16: 2π, 2π·10^0.5
     # ≈ 19.9, then 2π·10 ≈ 62.8: two of eight.
     from bokeh.document import Document
 
@@ -109,9 +109,9 @@ def test_the_count_under_the_ladder_follows_a_size_step_in_one_text_change():
     ladder = WavelengthLadder(state)
     root = ladder.__panel__().get_root(Document())
     [model] = root.select({"name": "ladder_count"})
-    assert "3 of 16 pairs make at least one full turn within T = 24." in model.text
+    assert "3 of 16 pairs have a wavelength of at most T = 24" in model.text
     sent: list[str] = []
     model.on_change("text", lambda _attr, _old, new: sent.append(new))
     state.d_model = 16
-    assert len(sent) == 1 and "2 of 8 pairs make at least one full turn within T = 24." in sent[0]
+    assert len(sent) == 1 and "2 of 8 pairs have a wavelength of at most T = 24" in sent[0]
     assert ladder.count.object == model.text
