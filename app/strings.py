@@ -101,7 +101,7 @@ ES: dict[str, str] = {
     "ladder_x": "pareja i",
     "ladder_y": "λᵢ (posiciones)",
     "ladder_T_line": "T = {T}",
-    "ladder_count": "{count} de {pairs} parejas tienen una longitud de onda de T = {T} o menos (la línea de puntos).",
+    "ladder_count": "{count} de {pairs} parejas tienen una longitud de onda de T = {T} o menos (la línea discontinua).",
     "hover_pos": "pos",
     "hover_dim": "coordenada",
     "hover_pair": "pareja",
@@ -363,7 +363,7 @@ ES: dict[str, str] = {
     "mistake_cos_exponent": "coseno con (2i+1)/d",
     "mistake_split_layout": "senos, luego cosenos",
     "mistake_sin_only": "sólo senos",
-    "ladder_count_columns": "{count} de {pairs} columnas tienen una longitud de onda de T = {T} o menos (la línea de puntos).",
+    "ladder_count_columns": "{count} de {pairs} columnas tienen una longitud de onda de T = {T} o menos (la línea discontinua).",
     "check_norm_mistake": ("Con este error las filas miden de {low:.4f} a {high:.4f}; en la codificación correcta, "
                            "todas √(d_model/2) = {expected:.6g} (desviación máxima {error:.1e})."),
     "check_rotation_mistake": ("La mejor rotación por bloques, una sola para todas las p = {first} … {last} "
@@ -516,7 +516,7 @@ EN: dict[str, str] = {
     "ladder_x": "pair i",
     "ladder_y": "λᵢ (positions)",
     "ladder_T_line": "T = {T}",
-    "ladder_count": "{count} of {pairs} pairs have a wavelength of at most T = {T} (the dotted line).",
+    "ladder_count": "{count} of {pairs} pairs have a wavelength of at most T = {T} (the dashed line).",
     "hover_pos": "pos",
     "hover_dim": "coordinate",
     "hover_pair": "pair",
@@ -764,7 +764,7 @@ EN: dict[str, str] = {
     "mistake_cos_exponent": "cosine with (2i+1)/d",
     "mistake_split_layout": "sines, then cosines",
     "mistake_sin_only": "sines only",
-    "ladder_count_columns": "{count} of {pairs} columns have a wavelength of at most T = {T} (the dotted line).",
+    "ladder_count_columns": "{count} of {pairs} columns have a wavelength of at most T = {T} (the dashed line).",
     "check_norm_mistake": ("With this mistake the rows measure {low:.4f} to {high:.4f}; in the correct encoding "
                            "every one is √(d_model/2) = {expected:.6g} (largest deviation {error:.1e})."),
     "check_rotation_mistake": ("The best block rotation, one for all p = {first} … {last} (least squares), "
