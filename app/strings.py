@@ -234,7 +234,7 @@ ES: dict[str, str] = {
     "sum_cross_dots": "términos cruzados al sumar",
     "sum_level_sum": "PE·PE al sumar: S({k}) = {value:.3f}",
     "sum_level_concat": "PE·PE al concatenar: S_r({k}) = {value:.3f}",
-    "sum_level_zero": "términos cruzados al concatenar (producto escalar): 0",
+    "sum_level_zero": "términos cruzados al concatenar: 0",
     # Section order
     "order_lesson_original": "el perro muerde al hombre",
     "order_lesson_current": "el hombre muerde al perro",
@@ -643,7 +643,7 @@ EN: dict[str, str] = {
     "sum_cross_dots": "cross terms when summing",
     "sum_level_sum": "PE·PE when summing: S({k}) = {value:.3f}",
     "sum_level_concat": "PE·PE when concatenating: S_r({k}) = {value:.3f}",
-    "sum_level_zero": "cross terms when concatenating (dot product): 0",
+    "sum_level_zero": "cross terms when concatenating: 0",
     "order_lesson_original": "the dog bites the man",
     "order_lesson_current": "the man bites the dog",
     "order_preset_2_original": "Ann called Luis",
