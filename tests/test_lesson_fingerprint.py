@@ -212,3 +212,19 @@ def test_live_values_cover_the_prose_and_state_the_numbers(section):
 
 def test_short_formats():
     assert short(5.2381) == "5.24" and short(0.0528) == "0.053" and short(0.000177) == "0.00018" and short(0) == "0"
+
+
+@settings(max_examples=40, deadline=None)
+@given(d_model=st.integers(1, 64).map(lambda half: 2 * half), base=st.sampled_from(BASES),
+       pos=st.integers(1, 400), data=st.data())
+def test_positions_the_same_distance_before_and_after_pos_are_equally_close(d_model, base, pos, data):
+    # What the section says of its closest position: pos - j and pos + j always tie (so it names one of two).
+    # From rows written out by hand: each pair's part is 2 - 2 cos(omega j), even in j.
+    j = data.draw(st.integers(1, pos))
+    here = row_by_hand(pos, d_model, base)
+    before = np.linalg.norm(here - row_by_hand(pos - j, d_model, base))
+    after = np.linalg.norm(here - row_by_hand(pos + j, d_model, base))
+    assert before == pytest.approx(after, rel=1e-9, abs=1e-9)
+    distances = core.fingerprint_distances(pos, pos + j + 1, d_model, base)
+    assert distances[pos - j] == pytest.approx(before, rel=1e-9, abs=1e-9)
+    assert distances[pos + j] == pytest.approx(after, rel=1e-9, abs=1e-9)
