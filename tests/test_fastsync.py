@@ -1049,7 +1049,8 @@ def test_small_arrays_travel_inside_the_message_and_large_ones_as_buffers():
     events: list = []
     doc.on_change(events.append)
     large_rows = fastsync.INLINE_BUFFER_BYTES // 8 + 1  # float64: one row more than the limit
-    small, large = np.linspace(-1.0, 1.0, 100), np.sin(np.arange(large_rows) * 0.37)
+    # The same rows (a source's columns have one length), in float32: half the bytes, under the limit.
+    small, large = np.linspace(-1.0, 1.0, large_rows, dtype=np.float32), np.sin(np.arange(large_rows) * 0.37)
     source.data = {"small": small, "large": large}
     message = Protocol().create("PATCH-DOC", list(events))
     assert [b.to_bytes() for b in message.buffers] == [large.tobytes()]
