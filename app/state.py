@@ -499,21 +499,15 @@ class StateMirror:
         if not self._busy:
             self._carry(self.copy, self.source)
 
-    def _differences(self, origin: ExplorerState, target: ExplorerState, names: Sequence[str]) -> dict[str, object]:
-        return {name: getattr(origin, name) for name in names if getattr(target, name) != getattr(origin, name)}
-
     def _carry(self, origin: ExplorerState, target: ExplorerState) -> None:
         # Whatever differs, not just the events at hand: a watcher (``_sync_bounds``) may deliver a batch
         # of clamped values before the size change that caused them. Sizes first (they move the bounds
-        # the others are checked against), then whatever still differs once the target has applied them.
+        # the others are checked against), then whatever still differs once the target has applied them
+        # (``set_together`` sets only what differs).
         self._busy = True
         try:
-            sizes = self._differences(origin, target, SIZE_PARAMETERS)
-            if sizes:
-                set_together(target, sizes)
-            rest = self._differences(origin, target, [n for n in self.names if n not in SIZE_PARAMETERS])
-            if rest:
-                set_together(target, rest)
+            set_together(target, {name: getattr(origin, name) for name in SIZE_PARAMETERS})
+            set_together(target, {name: getattr(origin, name) for name in self.names if name not in SIZE_PARAMETERS})
         finally:
             self._busy = False
 
