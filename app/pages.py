@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import ClassVar
 
 import panel as pn
@@ -29,8 +30,9 @@ from app.lesson import BEYOND
 from app.lesson import LESSON as LESSON_ONLY
 from app.lesson import SECTIONS as LESSON
 from app.prose import section_prose
-from app.state import LANGUAGES, LESSON_PARAMETERS, VIEW_PARAMETERS, ExplorerState, Notice, parse_query
+from app.state import LANGUAGES, LESSON_PARAMETERS, VIEW_PARAMETERS, ExplorerState, Notice, follow_later, parse_query
 from app.strings import text
+from app.ticks import run_next_tick
 from components.address import AddressBar, LanguageLink, script_embedded
 from components.checks import LiveChecks
 from components.clocks import PairClocks
@@ -351,6 +353,10 @@ def lesson_page() -> pn.viewable.Viewable:
     while the section is far from the viewport: a slider step costs what the reader can see.
     """
     state, notices = session_state()
+    doc = pn.state.curdoc
+    if doc is not None and doc.session_context is not None:
+        # A section's slider answers with that section first; the other sections near the reader follow.
+        follow_later(state, partial(run_next_tick, doc))
     lang = state.lang
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
     choices = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, "play")

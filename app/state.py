@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import param
@@ -258,6 +258,16 @@ def set_together(state: param.Parameterized, values: Mapping[str, object]) -> No
                 setattr(state, name, value)
 
 
+def within_bounds(state: param.Parameterized, name: str, value: object) -> object:
+    """``value`` clamped into the bounds ``state`` has now for parameter ``name`` (if it has any)."""
+    bounds = getattr(state.param[name], "bounds", None)
+    if bounds is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    low, high = bounds
+    value = value if low is None else max(low, value)
+    return value if high is None else min(high, value)
+
+
 def even_share(value: int, numerator: int, denominator: int) -> int:
     """``value * numerator / denominator`` rounded to the nearest even integer (halves go down)."""
     return 2 * math.floor(value * numerator / denominator / 2 + 0.5 - 1e-9)
@@ -453,8 +463,10 @@ class StateMirror:
     following while the section is far from the viewport (``active = False``)
     and catches up in one step when it comes back. A change made on a mirror
     (a slider of its section) goes to the state at once, and from there to the
-    other active mirrors. Values are the same as the state's whenever the mirror
-    is active: both apply the same constraints (``ExplorerState._sync_bounds``).
+    other active mirrors, at once or, on a page that asks for it, in the next
+    step (``follow_later``). Values are the same as the state's whenever the
+    mirror is active and caught up: both apply the same constraints
+    (``ExplorerState._sync_bounds``).
     """
 
     def __init__(self, source: ExplorerState):
@@ -463,15 +475,17 @@ class StateMirror:
         self.copy = ExplorerState(**{name: getattr(source, name) for name in self.names})
         self.copy.parts["source"] = source
         self._active = True
+        self._prompt = True
         self._stale = False
         self._busy = False  # set while a change travels between the two, so it does not come back
+        self._matched = {name: getattr(self.copy, name) for name in self.names}
         # One watcher on the state for all its mirrors, not one each: param calls every watcher of a
         # parameter for every value set, and a size step sets eight (the clamped values), so with a
         # watcher per mirror a step on the lesson page (14 sections) made ~110 calls to say "stale".
         mirrors = source.parts.get("mirrors")
         if not isinstance(mirrors, list):
             mirrors = source.parts["mirrors"] = []
-            source.param.watch(functools.partial(_pull_all, mirrors), list(self.names))
+            source.param.watch(functools.partial(_pull_all, source), list(self.names))
         mirrors.append(self)
         self.copy.param.watch(self._push, list(self.names))
 
@@ -483,6 +497,22 @@ class StateMirror:
     @active.setter
     def active(self, value: bool) -> None:
         self._active = bool(value)
+        self.catch_up()
+
+    @property
+    def prompt(self) -> bool:
+        """Whether the copy follows in the very step that changed the state (its section is on screen), or
+        may follow in a later one (``follow_later``); it catches up now when it becomes prompt."""
+        return self._prompt
+
+    @prompt.setter
+    def prompt(self, value: bool) -> None:
+        self._prompt = bool(value)
+        if self._prompt:
+            self.catch_up()
+
+    def catch_up(self) -> None:
+        """Follow the state now if the copy is awake and behind it."""
         if self._active and self._stale:
             self._stale = False
             self._carry(self.source, self.copy)
@@ -496,23 +526,75 @@ class StateMirror:
         self._carry(self.source, self.copy)
 
     def _push(self, *_events: param.parameterized.Event) -> None:
-        if not self._busy:
+        if self._busy:
+            return
+        if not self._stale:
             self._carry(self.copy, self.source)
+            return
+        # A slider of a section that is behind the state (asleep, or not yet caught up after another
+        # section's step): the whole copy would hand the state the copy's old values of everything else.
+        # Only what the copy changed since it last matched the state goes; the rest comes with its catch-up.
+        changed = [name for name in self.names if getattr(self.copy, name) != self._matched[name]]
+        self._carry(self.copy, self.source, changed)
 
-    def _carry(self, origin: ExplorerState, target: ExplorerState) -> None:
+    def _carry(self, origin: ExplorerState, target: ExplorerState, names: Sequence[str] | None = None) -> None:
         # Whatever differs, not just the events at hand: a watcher (``_sync_bounds``) may deliver a batch
         # of clamped values before the size change that caused them. Sizes first (they move the bounds
         # the others are checked against), then whatever still differs once the target has applied them
         # (``set_together`` sets only what differs).
+        # A part of the copy (``names``) meets a state whose sizes may differ from the copy's: clamped into
+        # the state's bounds, as the state's own size change would have clamped it.
+        value = (lambda name: getattr(origin, name)) if names is None else (
+            lambda name: within_bounds(target, name, getattr(origin, name)))
+        names = self.names if names is None else names
         self._busy = True
         try:
-            set_together(target, {name: getattr(origin, name) for name in SIZE_PARAMETERS})
-            set_together(target, {name: getattr(origin, name) for name in self.names if name not in SIZE_PARAMETERS})
+            set_together(target, {name: getattr(origin, name) for name in SIZE_PARAMETERS if name in names})
+            set_together(target, {name: value(name) for name in names if name not in SIZE_PARAMETERS})
         finally:
             self._busy = False
+        # What the copy holds of the state's values (all of them unless it is behind), for ``_push``.
+        self._matched.update({name: getattr(self.copy, name) for name in names})
 
 
-def _pull_all(mirrors: list[StateMirror], *_events: param.parameterized.Event) -> None:
-    """The state changed: every mirror of it follows, or notes that it is behind (asleep)."""
+def follow_later(state: ExplorerState, schedule: Callable[[Callable[[], None]], None]) -> None:
+    """Let a change made through one of ``state``'s mirrors reach its mirrors that are not ``prompt`` in a
+    later step.
+
+    ``schedule(fn)`` runs ``fn`` soon, after the current step (a served page: the next tick of its
+    document, once the step's own answer is written). On the lesson page a section's mirror is prompt
+    while the section is on screen, and awake (``active``) while it is within a margin of the screen:
+    a slider's step then answers with the sections the reader can see, and the sections just off
+    screen follow in the next message, before they can be scrolled into view. A size step changes
+    two or three sections; those off screen no longer hold up the answer (their work on the server,
+    and the browser's). A change made on ``state`` itself (a URL, a room, a page-wide control) still
+    reaches every awake mirror at once.
+    """
+    state.parts["follow_later"] = schedule
+
+
+def _pull_all(source: ExplorerState, *_events: param.parameterized.Event) -> None:
+    """The state changed: every mirror of it follows, or notes that it is behind (asleep); when the
+    change came through one of them and the page schedules the others for later (``follow_later``),
+    they all note that they are behind and catch up then."""
+    mirrors = source.parts["mirrors"]
+    schedule = source.parts.get("follow_later")
+    if schedule is None or not any(mirror._busy for mirror in mirrors):
+        for mirror in mirrors:
+            mirror._pull()
+        return
     for mirror in mirrors:
-        mirror._pull()
+        if mirror._prompt:
+            mirror._pull()
+        elif not mirror._busy:
+            mirror._stale = True
+    if not source.parts.get("catch_up_due") and any(m._stale and m._active for m in mirrors):
+        source.parts["catch_up_due"] = True
+        schedule(functools.partial(_catch_up, source))
+
+
+def _catch_up(source: ExplorerState) -> None:
+    """Every awake mirror of ``source`` that is behind follows it now."""
+    source.parts["catch_up_due"] = False
+    for mirror in source.parts["mirrors"]:
+        mirror.catch_up()

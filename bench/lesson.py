@@ -12,11 +12,18 @@ the named models it changes getting their new value in the page's Bokeh
 document: data sources (a new ``data`` object or a patch) and other named
 models changed by the message (a passage's live numbers, a check's
 sentence); changes the page makes to named models on its own do not count.
+
+Two figures per slider: key -> the last such change *on screen* (the models of the
+sections the page reports shown, ``section_watch.shown``, and of the page outside
+any section), and key -> the last change *anywhere*, which also waits for the
+sections just off screen: those follow a step in the next message
+(``app.state.follow_later``), before the reader can scroll to them.
 Also: the first drawn figure of ``/`` after the request.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 from urllib.parse import urlencode
@@ -94,7 +101,42 @@ def walk_back(page, handle, start: float, timeout: float = 60.0) -> None:
                            polling=25)
 
 
-def lesson_sliders(page, repeats: int, press_timeout: float = 10.0) -> dict[str, Any]:
+def section_names(query: dict) -> dict[str, set[str]]:
+    """The names of the named models inside each section of ``/`` (slug -> names), every section built in
+    process: which of a press's changes belong to a section the page shows."""
+    import panel as pn
+
+    from bench.run import session_in_process
+    from components.lazy import SectionWatch
+
+    with session_in_process("lesson", query) as (page, root, _events):
+        pn.state._on_load(root.document)  # the part of the page that follows the first draw
+        watch = page.select(SectionWatch)[0]
+        watch.seen = list(watch.slugs)  # every section built
+        return {slug: {model.name for model in root.document.select_one({"name": f"{slug}_part"}).references()
+                       if model.name} for slug in watch.slugs}
+
+
+@functools.cache
+def lesson_section_names() -> dict[str, set[str]]:
+    """``section_names`` of ``/`` at the lesson's size (the names do not depend on the sizes), built once."""
+    return section_names(SIZES["lesson"])
+
+
+#: The sections the page reports on screen (the section watch's ``shown``).
+SHOWN_JS = """
+() => [...Bokeh.documents[0]._all_models.values()].find((m) => m.name === 'section_watch')?.shown ?? []
+"""
+
+
+def on_screen(witnesses: list[str], shown: list[str], sections: dict[str, set[str]]) -> list[str]:
+    """Those of ``witnesses`` in a section that is ``shown`` or in no section at all (the page's own)."""
+    inside = set().union(*sections.values())
+    visible = set().union(*(sections[slug] for slug in shown if slug in sections))
+    return [name for name in witnesses if name in visible or name not in inside]
+
+
+def lesson_sliders(page, repeats: int, sections: dict[str, set[str]], press_timeout: float = 10.0) -> dict[str, Any]:
     """Per slider (its label and its place on the page): latencies, and the models each press changed."""
     page.evaluate(PROBE_JS)
     groups = page.locator(SLIDERS)
@@ -122,7 +164,9 @@ def lesson_sliders(page, repeats: int, press_timeout: float = 10.0) -> dict[str,
         witnesses = sorted(seen[0] & seen[1])
         if not witnesses:
             continue
-        latencies, incomplete = [], 0
+        shown = page.evaluate(SHOWN_JS)
+        visible = on_screen(witnesses, shown, sections)
+        latencies, anywhere, incomplete = [], [], 0
         for key in keys[2:]:
             handle.press(key)
             try:
@@ -131,15 +175,19 @@ def lesson_sliders(page, repeats: int, press_timeout: float = 10.0) -> dict[str,
             except Exception:
                 incomplete += 1
             page.wait_for_function("() => performance.now() - window.__probe.last > 150", timeout=60_000, polling=25)
-            changed = [t for t in page.evaluate("(w) => w.map((n) => window.__probe.changed.get(n) ?? null)",
-                                                witnesses) if t is not None]
-            if changed:
-                latencies.append(max(changed))
+            times = dict(zip(witnesses, page.evaluate("(w) => w.map((n) => window.__probe.changed.get(n) ?? null)",
+                                                      witnesses), strict=True))
+            if (mine := [times[name] for name in visible if times[name] is not None]):
+                latencies.append(max(mine))
+            if (every := [t for t in times.values() if t is not None]):
+                anywhere.append(max(every))
         walk_back(page, handle, now)
         key = f"{i + 1:02d} {label}"
-        out[key] = {"label": label, "latency_ms": stats(latencies), "witnesses": witnesses,
-                    "incomplete": incomplete}
-        log("lesson slider", key, out[key]["latency_ms"].get("p50"), out[key]["latency_ms"].get("p95"))
+        out[key] = {"label": label, "latency_ms": stats(latencies), "anywhere_ms": stats(anywhere),
+                    "witnesses": visible, "off_screen": [name for name in witnesses if name not in visible],
+                    "shown": shown, "incomplete": incomplete}
+        log("lesson slider", key, out[key]["latency_ms"].get("p50"), out[key]["latency_ms"].get("p95"),
+            "anywhere", out[key]["anywhere_ms"].get("p50"), out[key]["anywhere_ms"].get("p95"))
     return out
 
 
@@ -158,7 +206,7 @@ def part_lesson(quick: bool) -> dict[str, Any]:
             page.goto(url, timeout=120_000)
             wait_until(lambda: page.evaluate("() => window.Bokeh?.documents?.[0]?.is_idle === true"), timeout=60)
             scroll_through(page)
-            results["sliders"] = lesson_sliders(page, repeats)
+            results["sliders"] = lesson_sliders(page, repeats, lesson_section_names())
             page.close()
     finally:
         browser.close()
@@ -172,9 +220,12 @@ def render_lesson(results: dict[str, Any], fmt) -> list[str]:
     first = results.get("first_plot_ms", {})
     lines.append(f"First drawn figure of `/` after the request: p50 {fmt(first.get('p50'), 0)} ms, "
                  f"p95 {fmt(first.get('p95'), 0)} ms (target 1500).")
-    lines += ["", "| # | slider | p50 | p95 | n | models waited for |", "|---:|---|---:|---:|---:|---|"]
+    lines += ["", "| # | slider | on screen p50 | on screen p95 | anywhere p50 | anywhere p95 | n | sections shown | "
+              "models on screen | off screen |", "|---:|---|---:|---:|---:|---:|---:|---|---|---:|"]
     for key, r in results.get("sliders", {}).items():
-        lat = r["latency_ms"]
+        lat, anywhere = r["latency_ms"], r.get("anywhere_ms", {})
         lines.append(f"| {key.split()[0]} | {r['label']} | {fmt(lat.get('p50'))} | {fmt(lat.get('p95'))} | "
-                     f"{lat.get('n')} | {', '.join(r['witnesses'])} |")
+                     f"{fmt(anywhere.get('p50'))} | {fmt(anywhere.get('p95'))} | {lat.get('n')} | "
+                     f"{', '.join(r.get('shown', []))} | {', '.join(r['witnesses'])} | "
+                     f"{len(r.get('off_screen', []))} |")
     return lines

@@ -178,12 +178,15 @@ def steps(value: float, low: float, high: float, n: int) -> list[int]:
 # ---------------------------------------------------------------------------
 
 def build_page(which: str, query: dict[str, str]):
-    """The page object of ``/`` for a session whose URL carries ``query``."""
+    """The page object for a session whose URL carries ``query``: ``/explore`` ("app"), ``/`` ("lesson") or
+    the naive baseline ("naive")."""
     import app.pages as pages
 
     with mock.patch.object(pages, "session_args", return_value=dict(query)):
         if which == "app":
             return pages.explore_page()
+        if which == "lesson":
+            return pages.lesson_page()
         from bench.naive_app import naive_page
 
         return naive_page()

@@ -38,11 +38,11 @@ import numpy as np
 import panel as pn
 import param
 from bokeh.document import Document
-from panel.io.state import set_curdoc
 
 from app import core
 from app.state import ExplorerState
 from app.strings import text
+from app.ticks import run_next_tick
 from components.describe import Description
 from components.theme import COLORS, LiveHTML
 
@@ -110,31 +110,14 @@ def run_later(work: Callable[[], Result], apply: Callable[[Result], None]) -> No
 
 
 def _deliver(doc: Document, apply: Callable[[Result], None], future: Future) -> None:
-    # On the worker thread. add_next_tick_callback is the one Document method Bokeh allows from another thread.
+    # On the worker thread (run_next_tick may be called from there).
     if future.cancelled():
         return
     error = future.exception()
     if error is not None:
         _log.error("a live check failed", exc_info=error)
         return
-    try:
-        doc.add_next_tick_callback(partial(_apply_held, doc, apply, future.result()))
-    except Exception:  # the session was destroyed while the work ran: no one is waiting for it
-        _log.debug("live check result dropped: its session has gone", exc_info=True)
-
-
-def _apply_held(doc: Document, apply: Callable[[Result], None], result: Result) -> None:
-    # On the event loop, with the document lock. Held, so that every card it changes leaves in one
-    # PATCH-DOC; curdoc set, so that a follow-up run_later finds this session.
-    held = doc.callbacks.hold_value
-    if not held:
-        doc.hold("combine")
-    try:
-        with set_curdoc(doc):
-            apply(result)
-    finally:
-        if not held:
-            doc.unhold()
+    run_next_tick(doc, partial(apply, future.result()))
 
 
 def describe(state: ExplorerState) -> str:

@@ -20,14 +20,17 @@ BUILD_MARGIN_PX = 900
 #: section, k's key press -> last change took a median 41 ms with 900 px, 27 ms with 300 px), and a
 #: part that wakes up catches up in one message before it scrolls into view.
 NEAR_MARGIN_PX = 300
+#: How much of a section (px) must be inside the viewport for it to count as on screen (``shown``): the
+#: sliver of the section above left at the top when a heading is scrolled there is not.
+SHOWN_MIN_PX = 40
 #: A part's own rule: its rendering is skipped while it is off screen (its last size kept), not in print.
 SKIPPED_OFF_SCREEN = (":host {{ content-visibility: auto; contain-intrinsic-size: auto {height}px; }}\n"
                       "@media print {{ :host {{ content-visibility: visible; }} }}")
 
 
 class SectionWatch(PlainJSComponent):
-    """Which sections of a long page lie within ``NEAR_MARGIN_PX`` of the viewport, and which have come
-    within ``BUILD_MARGIN_PX`` of it (set by the browser).
+    """Which sections of a long page are in the viewport, which lie within ``NEAR_MARGIN_PX`` of it, and
+    which have come within ``BUILD_MARGIN_PX`` of it (set by the browser).
 
     A section runs from its heading (the element whose id is its slug) to the
     next section's heading; it is near while some of that stretch is inside the
@@ -36,11 +39,13 @@ class SectionWatch(PlainJSComponent):
     spot per section would cost the page a model each (~7 ms of server time per
     page and a render each in the browser). The positions are read on scroll
     (once per frame), on resize, and twice a second (sections change height as
-    they are built); ``near`` is sent only when it changes.
+    they are built); ``near`` and ``shown`` are sent only when they change.
     """
 
     slugs = param.List(default=[], item_type=str, doc="The sections' ids, top to bottom.")
     near = param.List(default=[], item_type=str, doc="The sections now near the viewport (set by the browser).")
+    shown = param.List(default=[], item_type=str, doc=(
+        "The sections now on screen, at least SHOWN_MIN_PX of each (set by the browser)."))
     seen = param.List(default=[], item_type=str, doc=(
         "Every section that has come within the build margin since the page opened (set by the browser). "
         "Panel keeps only the last of several quick changes of a property, so a fast scroll may lose one in "
@@ -75,6 +80,8 @@ class SectionWatch(PlainJSComponent):
         }};
         const near = within({NEAR_MARGIN_PX});
         if (near.join() !== model.near.join()) model.near = near;
+        const shown = within(-{SHOWN_MIN_PX});
+        if (shown.join() !== model.shown.join()) model.shown = shown;
         const fresh = within({BUILD_MARGIN_PX}).filter((id) => !seen.has(id));
         if (fresh.length) {{ fresh.forEach((id) => seen.add(id)); model.seen = [...seen]; }}
       }};
@@ -139,7 +146,8 @@ class LazyPart(pn.viewable.Viewer):
 def watch_sections(parts: dict[str, LazyPart], name: str = "section_watch") -> SectionWatch:
     """A ``SectionWatch`` over ``parts`` (slug → part, top to bottom): it builds every part the reader has
     come within the build margin of (``seen``) and lets each built part's mirror follow the state only
-    while it is near (``near``)."""
+    while it is near (``near``), in the step that changed it only while it is on screen (``shown``; see
+    ``app.state.follow_later``)."""
     watch = SectionWatch(slugs=list(parts), width=0, height=0, margin=0, name=name)
 
     def build(event: param.parameterized.Event) -> None:
@@ -155,7 +163,8 @@ def watch_sections(parts: dict[str, LazyPart], name: str = "section_watch") -> S
         for slug, part in parts.items():
             if part.mirror is not None:
                 part.mirror.active = slug in watch.near
+                part.mirror.prompt = slug in watch.shown
 
     watch.param.watch(build, "seen")
-    watch.param.watch(follow, "near")
+    watch.param.watch(follow, ["near", "shown"])
     return watch

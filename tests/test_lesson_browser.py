@@ -264,6 +264,65 @@ def is_rotation(k: int, d_model: int):
     return check
 
 
+#: For each named model, the index (from 1) of the server message, counted from the last reset, that first
+#: changed it.
+_MESSAGE_OF_CHANGE = """() => {
+  const doc = Bokeh.documents[0];
+  window.__messages = 0; window.__firstChanged = {};
+  const apply = doc.apply_json_patch;
+  doc.apply_json_patch = function (...args) { window.__messages += 1; return apply.apply(this, args); };
+  doc.on_change((event) => {
+    const name = event.model?.name;
+    if (name == null || window.__messages === 0 || name in window.__firstChanged) return;
+    window.__firstChanged[name] = window.__messages;
+  });
+}"""
+
+
+def test_a_step_answers_with_the_sections_on_screen_and_the_one_just_off_screen_follows(browser, app_url):
+    # At "why not simpler?" with its heading at the top, the first section is just above the screen: near
+    # (awake) but not shown. A d_model step there changes both; the answer carries the section on screen,
+    # and the other follows in a later message, ending exactly as a fresh page at the new size draws it.
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.goto(f"{app_url}/?lang=en&d_model=32&T=24")
+    wait_for_source(page, "order_outputs")
+
+    def at_simpler() -> bool:
+        page.locator("h2#simpler").evaluate("(h) => h.scrollIntoView({block: 'start'})")
+        near = model_property(page, "section_watch", "near") or []
+        shown = model_property(page, "section_watch", "shown") or []
+        return "order" in near and "order" not in shown and "simpler" in shown
+
+    wait_until(at_simpler, timeout=30, interval=0.5, message="never had the first section near and off screen")
+    before = source_data(page, "order_outputs")
+    page.evaluate(_MESSAGE_OF_CHANGE)
+    slider = page.locator(".bk-input-group").filter(has=page.locator(".bk-slider-title", has_text="d_model (width)"))
+    wait_until(lambda: any((box := slider.nth(i).bounding_box()) and 0 < box["y"] < 800 for i in range(slider.count())),
+               timeout=20, message="the section's d_model slider never showed")
+    handle = handle_below(page, "d_model (width)", "simpler")
+    handle.focus()
+    handle.press("ArrowRight")
+    wait_until(lambda: page.evaluate("'order_outputs' in window.__firstChanged"), timeout=20,
+               message="the section just off screen never followed")
+    first = page.evaluate("window.__firstChanged")
+    assert first["simpler_raw_share"] < first["order_outputs"], first
+    after = source_data(page, "order_outputs")
+    fresh = browser.new_page(viewport={"width": 1280, "height": 800})
+    fresh.goto(f"{app_url}/order?lang=en&d_model=34&T=24")
+    expected = wait_for_source(fresh, "order_outputs")
+    fresh.close()
+    assert not np.allclose(np.asarray(after["with_pe"], float), np.asarray(before["with_pe"], float))
+    assert after.keys() == expected.keys()
+    for key in expected:
+        got, want = np.asarray(after[key]), np.asarray(expected[key])
+        assert (np.allclose(got, want, rtol=1e-12, atol=0) if want.dtype.kind == "f" else
+                np.array_equal(got, want)), key
+    assert errors == []
+    page.close()
+
+
 def test_a_section_far_from_the_reader_sleeps_and_catches_up_when_the_reader_returns(page, app_url, console_errors):
     page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(f"{app_url}/?lang=en&d_model=16&T=24&k=3&pos=2")

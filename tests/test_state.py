@@ -21,9 +21,11 @@ from app.state import (
     URL_PARAMETERS,
     ExplorerState,
     StateMirror,
+    follow_later,
     mirrored_parameters,
     parse_query,
     set_together,
+    within_bounds,
 )
 
 PROPERTY = settings(max_examples=60, deadline=None)
@@ -341,6 +343,93 @@ def test_a_size_step_reaches_every_awake_mirror_once_per_value_and_no_asleep_one
     mirrors[4].active = True
     assert sorted(seen[4]) == sorted(expected) and seen[3] == seen[5] == []
     assert values_of(mirrors[4].copy) == values_of(state) != values_of(mirrors[3].copy)
+
+
+def test_a_sleeping_section_s_slider_keeps_what_the_state_did_meanwhile():
+    # A slider keeps the keyboard focus when its section scrolls far away (asleep): its step must not hand
+    # the state the section's old values of everything else, and a value beyond the state's new bounds is
+    # clamped as the state's own size change would have clamped it.
+    state = ExplorerState(pair=15)  # d_model 32, T 24
+    mirror = StateMirror(state)
+    mirror.active = False
+    state.param.update(k=5, T=8)  # pos 0 .. 7 now; the asleep copy still has T 24
+    mirror.copy.pos = 20
+    assert (state.T, state.k, state.pos) == (8, 5, 7)
+    mirror.copy.d_model = 16  # a size, with its followers (pair 15 -> 7) clamped in the copy
+    assert (state.d_model, state.pair, state.T, state.k, state.pos) == (16, 7, 8, 5, 7)
+    assert_consistent(state)
+    mirror.active = True
+    assert values_of(mirror.copy) == values_of(state)
+
+
+def test_follow_later_answers_with_the_sections_on_screen_and_the_others_at_the_next_tick():
+    # The lesson page: sections 0 and 3 on screen (prompt), 1 just off screen (awake), 2 far (asleep).
+    state = ExplorerState()
+    ticks: list = []
+    follow_later(state, ticks.append)
+    mirrors = [StateMirror(state) for _ in range(4)]
+    mirrors[1].prompt = False
+    mirrors[2].prompt, mirrors[2].active = False, False
+    before = values_of(mirrors[1].copy)
+    mirrors[0].copy.d_model = 16
+    mirrors[0].copy.pos = 3  # a second step before the tick: one catch-up still
+    assert (state.d_model, state.pos) == (16, 3) and values_of(mirrors[3].copy) == values_of(state)
+    assert values_of(mirrors[1].copy) == before and len(ticks) == 1
+    mirrors[1].copy.k = -4  # a slider of a section not yet caught up: the state keeps the first section's steps
+    assert (state.d_model, state.pos, state.k) == (16, 3, -4) and len(ticks) == 1
+    ticks.pop()()
+    assert values_of(mirrors[1].copy) == values_of(mirrors[0].copy) == values_of(state)
+    assert values_of(state) != values_of(mirrors[2].copy)
+    mirrors[1].copy.k = -5  # the caught-up section's own slider (the others awake are prompt: no tick), then
+    state.pair = 2  # a change on the state itself (a room, a URL)
+    assert ticks == [] and values_of(mirrors[0].copy) == values_of(mirrors[1].copy) == values_of(state)
+    mirrors[0].copy.pos = 4
+    mirrors[1].prompt = True  # scrolled into view before the tick: it catches up at once
+    assert values_of(mirrors[1].copy) == values_of(state)
+    ticks.pop()()  # nothing left to do
+    mirrors[2].active = True
+    assert values_of(mirrors[2].copy) == values_of(state)
+
+
+@PROPERTY
+@given(ops=st.lists(st.tuples(st.sampled_from(["state", "mirror 0", "mirror 1", "mirror 2", "sleep 0", "wake 0",
+                                               "hide 1", "show 1", "hide 2", "tick"]),
+                               operations.map(lambda moves: moves[:2])), max_size=12))
+def test_mirrors_that_follow_later_lose_no_step_and_agree_after_each_tick(ops):
+    # The lesson page as served: a section's step reaches the other sections at the next tick. Whatever
+    # a section's slider sets (clamped into the state's bounds) is in the state right after it.
+    state = ExplorerState()
+    ticks: list = []
+    follow_later(state, ticks.append)
+    mirrors = [StateMirror(state) for _ in range(3)]
+    for where, moves in ops:
+        kind, _, index = where.partition(" ")
+        if kind == "sleep":
+            mirrors[int(index)].active = False
+        elif kind == "wake":
+            mirrors[int(index)].active = True
+        elif kind in ("hide", "show"):
+            mirrors[int(index)].prompt = kind == "show"
+        elif kind == "tick":
+            while ticks:
+                ticks.pop(0)()
+        for mirror in mirrors:
+            if mirror.active and (mirror.prompt or kind == "tick"):
+                assert values_of(mirror.copy) == values_of(state)
+        for op, arg in moves if kind in ("state", "mirror") else ():
+            target = state if kind == "state" else mirrors[int(index)].copy
+            before = getattr(target, op, None)
+            move(target, op, arg)
+            if op in DEPENDENT and kind == "mirror" and getattr(target, op) != before:
+                assert getattr(state, op) == within_bounds(state, op, getattr(target, op))
+        assert_consistent(state)
+        for mirror in mirrors:
+            assert_consistent(mirror.copy)
+    while ticks:
+        ticks.pop(0)()
+    for mirror in mirrors:
+        mirror.active = True
+        assert values_of(mirror.copy) == values_of(state)
 
 
 # --------------------------------------------------------------------------
