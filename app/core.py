@@ -37,6 +37,7 @@ from numpy.typing import ArrayLike, DTypeLike, NDArray
 __all__ = [
     "DEFAULT_BASE",
     "angles",
+    "count_within",
     "dot_scores",
     "encoding",
     "encoding_rows",
@@ -124,6 +125,18 @@ def wavelengths(d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]
     ``2 pi * base`` (the last pair). Shape ``(d_model // 2,)``.
     """
     return 2.0 * np.pi / frequencies(d_model, base)
+
+
+def count_within(wavelengths: ArrayLike, T: int) -> int:
+    """How many of ``wavelengths`` are at most ``T``: ``#{i : lambda_i <= T}``.
+
+    The ladder's bars drawn under its ``T`` line (pairs, ``wavelengths``, or
+    columns, ``column_wavelengths``). A wavelength with ``T - 1 < lambda <= T``
+    counts, though its full turn needs one row more than the table's rows
+    ``0 .. T-1`` hold.
+    """
+    T = _integer("T", T, 1)
+    return int(np.count_nonzero(_finite("wavelengths", wavelengths) <= T))
 
 
 def angles(positions: ArrayLike, d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]:

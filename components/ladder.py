@@ -137,10 +137,10 @@ def _table_sentence(lang: str, d_model: int, base: float, pair: int, T: int, mis
     if mistake == "none":
         lam = core.wavelengths(d_model, base)
         return text(lang, "describe_ladder", pair=pair, omega=float(core.frequencies(d_model, base)[pair]),
-                    wavelength=float(lam[pair]), count=int(np.sum(lam <= T)), pairs=lam.size, T=T, rows="").rstrip()
+                    wavelength=float(lam[pair]), count=core.count_within(lam, T), pairs=lam.size, T=T, rows="").rstrip()
     lam = core.column_wavelengths(d_model, base, mistake)
     return text(lang, "describe_ladder_mistake", mistake=text(lang, f"mistake_{mistake}"),
-                count=int(np.sum(lam <= T)), columns=lam.size, T=T, rows="").rstrip()
+                count=core.count_within(lam, T), columns=lam.size, T=T, rows="").rstrip()
 
 
 def describe(state: ExplorerState) -> str:
@@ -270,7 +270,7 @@ class WavelengthLadder(pn.viewable.Viewer):
         self.T_line.location = s.T
         self.T_label.update(y=s.T, text=text(s.lang, "ladder_T_line", T=s.T))
         self.count.object = readout(s.lang, "ladder_count" if s.mistake == "none" else "ladder_count_columns",
-                                    count=int(np.sum(lam <= s.T)), pairs=lam.size, T=s.T)
+                                    count=core.count_within(lam, s.T), pairs=lam.size, T=s.T)
         self._update_pair()
         self._update_rows()
 

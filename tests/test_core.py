@@ -165,6 +165,24 @@ def test_encoding_rows_accepts_any_shape_and_real_positions():
 # Properties over random sizes and bases.
 # --------------------------------------------------------------------------
 
+def test_the_pairs_under_the_ladder_s_T_line_counted_by_hand():
+    # d_model 32, base 10 000: lambda_i = 2 pi 10^(i/4) = 6.28, 11.17, 19.87, 35.33, ... (the ladder at T = 20).
+    lam = core.wavelengths(32, 10_000)
+    assert (core.count_within(lam, 20), core.count_within(lam, 19), core.count_within(lam, 6)) == (3, 2, 0)
+    assert core.count_within(lam, 2048) == 11  # up to 2 pi 10^(10/4) = 1986.9; the next is 3533.3
+    refuses("T", core.count_within, lam, 0)
+
+
+@PROPERTY
+@given(d_model=d_models, T_=lengths, base=bases)
+def test_count_within_counts_the_wavelengths_at_most_T(d_model, T_, base):
+    by_hand = sum(1 for i in range(d_model // 2) if 2 * math.pi * base ** (2 * i / d_model) <= T_)
+    lam = core.wavelengths(d_model, base)
+    # Away from a tie (a wavelength within rounding of T), the count is the hand count.
+    if not np.any(np.isclose(lam, T_, rtol=1e-12)):
+        assert core.count_within(lam, T_) == by_hand
+
+
 @PROPERTY
 @given(d_model=d_models, T_=lengths, base=bases)
 def test_every_row_has_norm_sqrt_half_d(d_model, T_, base):

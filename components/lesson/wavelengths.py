@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import panel as pn
 
 from app import core
@@ -36,7 +35,7 @@ class LadderSection(LessonSection):
             "ratio": number(lam[1] / lam[0], 2) if lam.size > 1 else "—",
             "last_wavelength": number(lam[-1], 1),
             "top": number(2 * math.pi * s.base, 1),
-            "turning": str(int(np.sum(lam <= s.T))),
+            "turning": str(core.count_within(lam, s.T)),
         }
 
     def describe(self) -> str:
