@@ -574,9 +574,10 @@ def follow_later(state: ExplorerState, schedule: Callable[[Callable[[], None]], 
 
 
 def _pull_all(source: ExplorerState, *_events: param.parameterized.Event) -> None:
-    """The state changed: every mirror of it follows, or notes that it is behind (asleep); when the
-    change came through one of them and the page schedules the others for later (``follow_later``),
-    they all note that they are behind and catch up then."""
+    """The state changed: every mirror of it follows, or notes that it is behind (asleep). When the
+    change came through one of them and the page lets mirrors follow later (``follow_later``), only the
+    prompt ones follow now; the others note that they are behind, and the awake ones among them catch
+    up at the step scheduled for it."""
     mirrors = source.parts["mirrors"]
     schedule = source.parts.get("follow_later")
     if schedule is None or not any(mirror._busy for mirror in mirrors):
