@@ -10,7 +10,7 @@ import panel as pn
 import param
 
 from app.fastsync import push_property
-from app.state import PAGE_PARAMETERS, URL_PARAMETERS, ExplorerState, source_of
+from app.state import PAGE_PARAMETERS, SIZE_PARAMETERS, URL_PARAMETERS, ExplorerState, source_of
 from components.plainjs import PlainJSComponent
 
 
@@ -124,9 +124,11 @@ class AddressBar(PlainJSComponent):
         state.param.watch(self._follow, list(URL_PARAMETERS))
 
     def _follow(self, *events: param.parameterized.Event) -> None:
-        # What the page's sliders write themselves (write_to_address) is not sent from here.
+        # What the page's sliders write themselves (write_to_address) is not sent from here, but a size step
+        # is: the values it clamps (pairs_to, pos …) may belong to sliders of a lesson section that is asleep
+        # or follows later (app.state.StateMirror), which would leave the address behind the state.
         written = _WRITTEN_BY_SLIDERS.get(self._state, set())
-        if any(event.name not in written for event in events):
+        if any(event.name not in written or event.name in SIZE_PARAMETERS for event in events):
             # Set on the browser's model directly: Panel's own path costs a size step ~1-2 ms more.
             push_property(self, "query", urlencode(self._state.query()))
 

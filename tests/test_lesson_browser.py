@@ -15,6 +15,7 @@ from app import core
 from app.lesson import SECTIONS
 from app.pages import VIEWS
 from app.prose import section_prose
+from app.state import ExplorerState
 from tests.helpers import model_property, press, source_data, wait_for_source, wait_until
 
 pytestmark = pytest.mark.browser
@@ -321,6 +322,29 @@ def test_a_step_answers_with_the_sections_on_screen_and_the_one_just_off_screen_
                 np.array_equal(got, want)), key
     assert errors == []
     page.close()
+
+
+def test_the_address_follows_a_size_step_whose_clamped_values_belong_to_sections_off_screen(page, app_url):
+    # The fingerprint's pairs_to slider (its section not on screen) would write its own value: a d_model
+    # step at "why not simpler?" moves pairs_to with it (a fingerprint over every pair stays so), and a
+    # link copied then must carry the state, not pairs_to=15 of 18.
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}/?lang=en&d_model=32&T=24")
+    wait_for_source(page, "order_outputs")
+    page.locator("h2#simpler").evaluate("(h) => h.scrollIntoView({block: 'start'})")
+    slider = page.locator(".bk-input-group").filter(has=page.locator(".bk-slider-title", has_text="d_model (width)"))
+    wait_until(lambda: any((box := slider.nth(i).bounding_box()) and 0 < box["y"] < 800 for i in range(slider.count())),
+               timeout=20, message="the section's d_model slider never showed")
+    handle = handle_below(page, "d_model (width)", "simpler")
+    handle.focus()
+    for _ in range(3):
+        handle.press("ArrowRight")
+    wait_until(lambda: address(page).get("d_model") == ["38"], timeout=20, message="the address never showed d_model")
+    expected = ExplorerState(d_model=32, T=24)
+    expected.d_model = 38  # pairs_to 15 -> 18 (every pair), the reserve keeps its eighth
+    wait_until(lambda: {key: values[0] for key, values in address(page).items() if key != "lang"}
+               == {key: value for key, value in expected.query().items() if key != "lang"}, timeout=20,
+               message=f"the address {address(page)} is not the state's {expected.query()}")
 
 
 def test_a_section_far_from_the_reader_sleeps_and_catches_up_when_the_reader_returns(page, app_url, console_errors):
