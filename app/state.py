@@ -544,13 +544,13 @@ class StateMirror:
         # (``set_together`` sets only what differs).
         # A part of the copy (``names``) meets a state whose sizes may differ from the copy's: clamped into
         # the state's bounds, as the state's own size change would have clamped it.
-        value = (lambda name: getattr(origin, name)) if names is None else (
-            lambda name: within_bounds(target, name, getattr(origin, name)))
+        clamp = names is not None
         names = self.names if names is None else names
         self._busy = True
         try:
             set_together(target, {name: getattr(origin, name) for name in SIZE_PARAMETERS if name in names})
-            set_together(target, {name: value(name) for name in names if name not in SIZE_PARAMETERS})
+            set_together(target, {name: within_bounds(target, name, getattr(origin, name)) if clamp
+                                  else getattr(origin, name) for name in names if name not in SIZE_PARAMETERS})
         finally:
             self._busy = False
         # What the copy holds of the state's values (all of them unless it is behind), for ``_push``.

@@ -202,10 +202,9 @@ class Page:
             # The sources on screen: a section just off screen follows in the next message (bench/lesson.py).
             from bench.lesson import SHOWN_JS, lesson_section_names, on_screen
 
-            shown = self.page.evaluate(SHOWN_JS)
-            self.off_screen[param] = [name for name in self.witnesses[param]
-                                      if name not in on_screen(self.witnesses[param], shown, lesson_section_names())]
-            self.witnesses[param] = [name for name in self.witnesses[param] if name not in self.off_screen[param]]
+            visible = on_screen(self.witnesses[param], self.page.evaluate(SHOWN_JS), lesson_section_names())
+            self.off_screen[param] = [name for name in self.witnesses[param] if name not in visible]
+            self.witnesses[param] = visible
         del self.keys[param][:2]
 
     def press(self, param: str, press_timeout: float) -> list[float | None]:
