@@ -1,4 +1,6 @@
-// Skip BokehJS's rewrites of a shadow root's <style> with the text it already holds.
+// Two shims of BokehJS internals (pinned in pyproject.toml) that spare the browser style work.
+//
+// 1. Skip BokehJS's rewrites of a shadow root's <style> with the text it already holds.
 //
 // Every figure repaint (a key press on k, pos or pair) rewrites ~120 inline stylesheets on the
 // lesson page with unchanged text. Each write replaces the <style>'s text node, which invalidates
@@ -21,4 +23,38 @@
   }
   update.peStyleGuard = true;
   proto._update = update;
+})();
+
+// 2. Read each of a visual's CSS custom properties once per microtask, not once per use.
+//
+// BokehJS lets a stylesheet set a canvas visual through a custom property (--bk-<visual>-line-color
+// and the like): every scalar visual property it reads while painting (an axis's line, ticks and
+// labels; titles, grids, spans) first asks getComputedStyle(el).getPropertyValue(...), several
+// times per paint for the same name (`doit`, then the values it sets). A size step on the lesson
+// page made ~1,500 such reads, a k step at the clocks' section ~220. This keeps each answer until the
+// next microtask, as BokehJS's own fix does after the version pinned here (bokeh/bokeh#15205; see
+// #15286): within one synchronous run of code a read gives what the first read gave, and a style
+// changed by code is seen from the next microtask on. This app defines no such property.
+(function () {
+  const visual = window.Bokeh && Bokeh.require && Bokeh.require("core/visuals/visual");
+  const proto = visual && visual.VisualProperties && visual.VisualProperties.prototype;
+  if (!proto || typeof proto._get_css_value !== "function" || proto._get_css_value.peCssReads) {
+    return;
+  }
+  const read = proto._get_css_value;
+  function readOncePerMicrotask(name) {
+    let values = this.__peCssValues;
+    if (values === undefined) {
+      values = this.__peCssValues = new Map();
+      queueMicrotask(() => { this.__peCssValues = undefined; });
+    }
+    let value = values.get(name);
+    if (value === undefined) {
+      value = read.call(this, name);
+      values.set(name, value);
+    }
+    return value;
+  }
+  readOncePerMicrotask.peCssReads = true;
+  proto._get_css_value = readOncePerMicrotask;
 })();

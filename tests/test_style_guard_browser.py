@@ -1,8 +1,10 @@
-"""static/style-guard.js: BokehJS no longer rewrites a <style> with the text it already holds.
+"""static/style-guard.js: BokehJS no longer rewrites a <style> with the text it already holds, and reads
+each CSS custom property of a visual once per microtask.
 
-The guard replaces ``InlineStyleSheet.prototype._update`` of BokehJS's ``core/dom`` module (a
-Bokeh internal, pinned in pyproject.toml): these tests fail if that method moves or the guard is
-not loaded, and show with Bokeh's own method that a key press did rewrite unchanged styles.
+The guard replaces ``InlineStyleSheet.prototype._update`` of BokehJS's ``core/dom`` module and
+``VisualProperties.prototype._get_css_value`` of ``core/visuals/visual`` (Bokeh internals, pinned in
+pyproject.toml): these tests fail if those methods move or the script is not loaded, and show with
+Bokeh's own methods that a key press did rewrite unchanged styles and read each property many times.
 """
 
 from __future__ import annotations
@@ -42,6 +44,24 @@ BOKEH_OWN_UPDATE_JS = """() => {
 }"""
 
 
+#: BokehJS 3.9's own VisualProperties._get_css_value, put back for the positive control.
+BOKEH_OWN_CSS_READ_JS = """() => {
+  Bokeh.require("core/visuals/visual").VisualProperties.prototype._get_css_value = function (name) {
+    return getComputedStyle(this.obj.el).getPropertyValue(`${this.css_prefix}${name}`);
+  };
+}"""
+
+#: Counts the page's getComputedStyle calls from the next keydown on.
+COUNT_STYLE_READS_JS = """() => {
+  if (!window.__styleReads) {
+    const own = window.getComputedStyle;
+    window.getComputedStyle = function (...args) { window.__styleReads += 1; return own.apply(this, args); };
+    document.addEventListener("keydown", () => { window.__styleReads = 0; }, true);
+  }
+  window.__styleReads = 0;
+}"""
+
+
 def _explore(page, app_url: str) -> None:
     page.set_viewport_size({"width": 1920, "height": 1080})
     page.goto(f"{app_url}/explore?{QUERY}")
@@ -66,6 +86,8 @@ def test_the_guard_is_loaded_on_every_page_kind(page, app_url):
                    message=f"{route} never finished loading")
         assert page.evaluate(
             "() => Bokeh.require('core/dom').InlineStyleSheet.prototype._update.peStyleGuard === true"), route
+        assert page.evaluate("() => Bokeh.require('core/visuals/visual').VisualProperties.prototype"
+                             "._get_css_value.peCssReads === true"), route
 
 
 @pytest.mark.browser
@@ -110,3 +132,49 @@ def test_a_key_press_rewrites_no_style_with_its_own_text(page, app_url, console_
     clock = wait_for_source(page, "pair_clock", lambda d: len(d["x"]) == 2)
     assert np.allclose(np.column_stack([clock["x"], clock["y"]]), [[0.0, 1.0], [np.sin(5), np.cos(5)]], atol=1e-3)
     assert console_errors == []
+
+
+def _k_press_style_reads(page, k: int) -> int:
+    """getComputedStyle calls during one k press, until its figures have painted."""
+    page.evaluate(COUNT_STYLE_READS_JS)
+    press(page, text("en", "k"), "ArrowRight")
+    wait_for_source(page, "row_marks", lambda d: list(d["top"]) == [0, k])
+    wait_until(lambda: plots_drawn(page, 4), timeout=15, message="the figures never finished painting")
+    after_two_frames(page)
+    return page.evaluate("() => window.__styleReads")
+
+
+@pytest.mark.browser
+def test_a_key_press_reads_each_css_property_of_a_visual_once(page, app_url, console_errors):
+    _explore(page, app_url)
+    cached = _k_press_style_reads(page, 4)
+    # Positive control: BokehJS's own method reads the same properties again for every use.
+    page.evaluate(BOKEH_OWN_CSS_READ_JS)
+    uncached = _k_press_style_reads(page, 5)
+    assert cached > 0 and 1.5 * cached < uncached, (cached, uncached)
+    clock = wait_for_source(page, "pair_clock", lambda d: len(d["x"]) == 2)
+    assert np.allclose(np.column_stack([clock["x"], clock["y"]]), [[0.0, 1.0], [np.sin(5), np.cos(5)]], atol=1e-3)
+    assert console_errors == []
+
+
+@pytest.mark.browser
+def test_a_css_property_set_by_code_is_read_from_the_next_microtask_on(page, app_url):
+    _explore(page, app_url)
+    result = page.evaluate("""async () => {
+      const {VisualProperties} = Bokeh.require("core/visuals/visual");
+      const view = [...Bokeh.index.query(() => true)].find(
+        (v) => v.visuals && Object.values(v.visuals).some((x) => x instanceof VisualProperties));
+      const visual = Object.values(view.visuals).find((x) => x instanceof VisualProperties);
+      const name = `${visual.css_prefix}line-color`;
+      await Promise.resolve();
+      const before = visual._get_css_value("line-color");
+      view.el.style.setProperty(name, "rgb(1, 2, 3)");
+      const sameRun = visual._get_css_value("line-color");
+      await Promise.resolve();
+      const nextMicrotask = visual._get_css_value("line-color");
+      view.el.style.removeProperty(name);
+      await Promise.resolve();
+      const removed = visual._get_css_value("line-color");
+      return {before, sameRun, nextMicrotask, removed, same: view.el === visual.obj.el};
+    }""")
+    assert result == {"before": "", "sameRun": "", "nextMicrotask": "rgb(1, 2, 3)", "removed": "", "same": True}
