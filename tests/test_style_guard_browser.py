@@ -68,14 +68,20 @@ def _explore(page, app_url: str) -> None:
     wait_until(lambda: plots_drawn(page, 4), timeout=60, message="/explore never drew its figures")
 
 
-def _k_press_writes(page, k: int) -> dict[str, int]:
-    """Style text replacements during one k press, until its figures have painted."""
-    page.evaluate(WATCH_STYLES_JS)
+def _counted_k_press(page, k: int, counter_js: str, result: str):
+    """What ``counter_js`` counted during one k press (``result``, a page expression), once its figures have
+    painted."""
+    page.evaluate(counter_js)
     press(page, text("en", "k"), "ArrowRight")
     wait_for_source(page, "row_marks", lambda d: list(d["top"]) == [0, k])
     wait_until(lambda: plots_drawn(page, 4), timeout=15, message="the figures never finished painting")
     after_two_frames(page)
-    return page.evaluate("() => window.__styleWrites")
+    return page.evaluate(f"() => {result}")
+
+
+def _k_press_writes(page, k: int) -> dict[str, int]:
+    """Style text replacements during one k press."""
+    return _counted_k_press(page, k, WATCH_STYLES_JS, "window.__styleWrites")
 
 
 @pytest.mark.browser
@@ -135,13 +141,8 @@ def test_a_key_press_rewrites_no_style_with_its_own_text(page, app_url, console_
 
 
 def _k_press_style_reads(page, k: int) -> int:
-    """getComputedStyle calls during one k press, until its figures have painted."""
-    page.evaluate(COUNT_STYLE_READS_JS)
-    press(page, text("en", "k"), "ArrowRight")
-    wait_for_source(page, "row_marks", lambda d: list(d["top"]) == [0, k])
-    wait_until(lambda: plots_drawn(page, 4), timeout=15, message="the figures never finished painting")
-    after_two_frames(page)
-    return page.evaluate("() => window.__styleReads")
+    """getComputedStyle calls during one k press."""
+    return _counted_k_press(page, k, COUNT_STYLE_READS_JS, "window.__styleReads")
 
 
 @pytest.mark.browser
