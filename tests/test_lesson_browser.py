@@ -16,7 +16,7 @@ from app.lesson import SECTIONS
 from app.pages import VIEWS
 from app.prose import section_prose
 from app.state import ExplorerState
-from tests.helpers import model_property, press, source_data, wait_for_source, wait_until
+from tests.helpers import after_two_frames, model_property, press, source_data, wait_for_source, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -33,6 +33,9 @@ def scroll_through(page) -> None:
     for _ in range(60):
         before = page.evaluate("document.scrollingElement.scrollHeight")
         page.mouse.wheel(0, 700)
+        # Playwright does not wait for the scroll: without the frames, a loaded machine coalesces several
+        # wheels into one jump, and the page's section watch never sees the sections jumped over.
+        after_two_frames(page)
         at_end = page.evaluate("window.scrollY + window.innerHeight >= document.scrollingElement.scrollHeight - 2")
         if at_end and page.evaluate("document.scrollingElement.scrollHeight") == before:
             return
