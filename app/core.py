@@ -44,6 +44,7 @@ __all__ = [
     "expected_row_norm",
     "frequencies",
     "gram",
+    "ladder_step",
     "relative_scores",
     "relative_scores_range",
     "rotate",
@@ -125,6 +126,17 @@ def wavelengths(d_model: int, base: float = DEFAULT_BASE) -> NDArray[np.float64]
     ``2 pi * base`` (the last pair). Shape ``(d_model // 2,)``.
     """
     return 2.0 * np.pi / frequencies(d_model, base)
+
+
+def ladder_step(d_model: int, base: float = DEFAULT_BASE) -> float:
+    """The factor between consecutive wavelengths: ``base ** (2 / d_model)``.
+
+    ``wavelengths(d_model, base)[i + 1] / wavelengths(d_model, base)[i]`` for every
+    ``i``; defined for one pair too (``d_model = 2``: ``base``), where the ladder has
+    one rung and the factor is that of the next rung it would have.
+    """
+    d_model = _integer("d_model", d_model, 2, even=True)
+    return float(_base(base) ** (2.0 / d_model))
 
 
 def count_within(wavelengths: ArrayLike, T: int) -> int:

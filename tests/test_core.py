@@ -351,6 +351,8 @@ def test_wavelengths_form_a_geometric_progression(d_model, base):
     assert lam[0] == pytest.approx(2 * math.pi, rel=1e-15)
     np.testing.assert_allclose(lam * omega, 2 * math.pi, rtol=1e-14)
     np.testing.assert_allclose(lam[1:] / lam[:-1], base ** (2 / d_model), rtol=1e-9)
+    np.testing.assert_allclose(lam[1:] / lam[:-1], core.ladder_step(d_model, base), rtol=1e-9)
+    assert core.ladder_step(d_model, base) == pytest.approx(math.exp(2 * math.log(base) / d_model), rel=1e-12)
     assert lam[-1] < 2 * math.pi * base
     np.testing.assert_allclose(lam[-1], 2 * math.pi * base ** (1 - 2 / d_model), rtol=1e-9)
 
@@ -386,8 +388,9 @@ BAD_K = [math.nan, math.inf, -math.inf]
     lambda d: core.relative_scores_range(4, d),
     lambda d: core.gram(4, d),
     lambda d: core.rotation_residual(1, 4, d),
+    lambda d: core.ladder_step(d),
 ], ids=["frequencies", "wavelengths", "encoding", "encoding_rows", "angles", "row_norms", "rotation",
-        "relative_scores", "relative_scores_range", "gram", "rotation_residual"])
+        "relative_scores", "relative_scores_range", "gram", "rotation_residual", "ladder_step"])
 def test_bad_d_model_is_refused(call, d_model):
     refuses("d_model", call, d_model)
 
@@ -410,8 +413,9 @@ def test_bad_T_is_refused(call, T_):
     lambda b: core.relative_scores(1, 8, b),
     lambda b: core.relative_scores_range(4, 8, b),
     lambda b: core.gram(4, 8, b),
+    lambda b: core.ladder_step(8, b),
 ], ids=["frequencies", "wavelengths", "encoding", "rotation", "rotate", "relative_scores", "relative_scores_range",
-        "gram"])
+        "gram", "ladder_step"])
 def test_bad_base_is_refused(call, base):
     refuses("base", call, base)
 

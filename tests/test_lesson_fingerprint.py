@@ -58,6 +58,18 @@ def test_nearest_other_with_the_lesson_sizes():
     assert core.nearest_other([1.0, 0.0, 1.0], 1) == (0, 1.0)  # ties: the smaller q
 
 
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_try_passages_hint_names_the_two_closest_positions(lang):
+    # "With the fastest pair alone and pos = 3, look near 3 + 6 and 3 + 19": pair 0 alone puts q at
+    # 2|sin((q - 3)/2)| from 3, smallest for q = 22 (0.150) and q = 9 (0.282) in a table of 24 rows.
+    hint = section_prose("fingerprint", lang).parts["try"].html
+    assert ">3 + 6</span>" in hint and ">3 + 19</span>" in hint and r"\pm" not in hint
+    by_hand = {q: 2 * abs(math.sin((q - 3) / 2)) for q in range(24) if q != 3}
+    assert sorted(by_hand, key=by_hand.get)[:2] == [3 + 19, 3 + 6]
+    np.testing.assert_allclose(core.fingerprint_distances(3, 24, 32, 10_000, 0, 0),
+                               [2 * abs(math.sin((q - 3) / 2)) for q in range(24)], atol=1e-12)
+
+
 @settings(max_examples=40, deadline=None)
 @given(T=st.integers(1, 300), d_half=st.integers(1, 80), base=st.sampled_from(BASES), data=st.data())
 def test_distances_equal_the_sliced_table(T, d_half, base, data):

@@ -32,7 +32,7 @@ def omega(i: int, d_model: int, base: float = 10_000.0) -> float:
 def test_lesson_numbers_at_the_default_state():
     values = ClocksSection(ExplorerState(lang="en")).live_values()
     # Pair 0 turns one radian per position: 2π ≈ 6.28 positions a turn, 3 rad for k = 3.
-    assert values["omega"] == "1.0000" and values["wavelength"] == "6.28"
+    assert values["omega"] == "1.000" and values["wavelength"] == "6.28"
     assert values["turn"] == "3.000" and values["turn_fraction"] == f"{3 / (2 * math.pi):.3f}" == "0.477"
     assert values["last_pair"] == "15" and values["target"] == "3"
 
@@ -48,11 +48,23 @@ def test_live_numbers_follow_the_state(half, data):
     section.state.param.update(pair=pair, k=k)
     w = omega(pair, d_model, base)
     values = section.live_values()
-    assert parsed(values["omega"]) == pytest.approx(w, abs=5e-5)
+    # Four significant digits for ω and the turn, three for the fraction, however slow the pair:
+    # a slow pair's ω printed to four decimals (0.0002) disagreed with its own wavelength.
+    assert parsed(values["omega"]) == pytest.approx(w, rel=5e-4)
     assert parsed(values["wavelength"]) == pytest.approx(2 * math.pi / w, abs=5e-3)
-    assert parsed(values["turn"]) == pytest.approx(w * k, abs=5e-4)
-    assert parsed(values["turn_fraction"]) == pytest.approx(w * k / (2 * math.pi), abs=5e-4)
+    assert parsed(values["turn"]) == pytest.approx(w * k, rel=5e-4, abs=1e-300)
+    assert parsed(values["turn_fraction"]) == pytest.approx(w * k / (2 * math.pi), rel=5e-3, abs=1e-300)
     assert "-" not in values["turn"] + values["turn_fraction"]  # a minus sign, not a hyphen
+
+
+def test_the_slowest_pair_at_the_lesson_size_reads_consistently():
+    # Pair 15 of 32 at base 10 000: ω = 10000^(-15/16) = 1.778e-4 rad, 2π/ω = 35 332.95 positions.
+    section = ClocksSection(ExplorerState(lang="en"))
+    section.state.param.update(pair=15, k=23)
+    values = section.live_values()
+    assert values["omega"] == "0.0001778" and values["wavelength"] == "35\u202f332.95"
+    assert parsed(values["omega"]) * parsed(values["wavelength"]) == pytest.approx(2 * math.pi, rel=1e-3)
+    assert values["turn"] == "0.004090" and values["turn_fraction"] == "0.000651"
 
 
 def test_passages_and_view_update_in_place():

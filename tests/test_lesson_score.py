@@ -51,6 +51,16 @@ def test_the_lessons_numbers():
     assert float(core.relative_scores(3, 32)) == pytest.approx(score_by_hand(3, 32), abs=1e-12)
 
 
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_intros_example_of_a_curve_that_is_not_monotone(lang):
+    # The passage quotes S(16) and S(19) at d_model 32 as its example of S rising again: both
+    # numbers by hand, and the rise is real.
+    intro = section_prose("score", lang).parts["intro"].html
+    assert all(f">{tex}</span>" in intro for tex in ("7.925", "k = 16", "10.573", "k = 19"))
+    assert round(score_by_hand(16, 32), 3) == 7.925 and round(score_by_hand(19, 32), 3) == 10.573
+    assert score_by_hand(19, 32) > score_by_hand(16, 32)
+
+
 @pytest.mark.parametrize("heads", core.HEADS)
 def test_four_terms_add_up_to_q_dot_k(heads):
     T, d, m, n = 24, 32, 5, 9
@@ -220,8 +230,8 @@ def test_the_spread_of_pp_is_said_as_a_range_or_as_one_value(section):
     assert view.live_values()["pp_range"] == f"there is only one start, and it gives {printed(pp[0], '.3f')}"
     assert view.live_values()["dots_level"] == "the dots stand at one height (here only one fits)"
     state.lang = "es"
-    assert view.live_values()["pp_range"].startswith("sólo hay una posición de partida")
-    assert view.live_values()["dots_level"] == "los puntos quedan a la misma altura (aquí sólo cabe uno)"
+    assert view.live_values()["pp_range"].startswith("solo hay una posición de partida")
+    assert view.live_values()["dots_level"] == "los puntos quedan a la misma altura (aquí solo cabe uno)"
     state.k = 3
     assert view.live_values()["dots_level"] == "los 21 puntos quedan a la misma altura"
 

@@ -35,7 +35,7 @@ def test_score_section_follows_k_and_the_heads(page, app_url, console_errors):
     assert console_errors == []
 
 
-@pytest.mark.parametrize(("lang", "phrase"), [("es", "aquí sólo cabe uno"), ("en", "here only one fits")])
+@pytest.mark.parametrize(("lang", "phrase"), [("es", "aquí solo cabe uno"), ("en", "here only one fits")])
 def test_one_start_is_said_as_one_and_the_page_fits_the_screen(page, app_url, lang, phrase):
     """At |k| = T - 1 one start fits: the aligned-heads sentence says so, and its live phrase (live values
     do not wrap) leaves the page no wider than a 1280 px screen."""

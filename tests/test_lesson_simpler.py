@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from app import core
 from app.state import ExplorerState
 from components.lesson.simpler import WhyNotSimpler
-from tests.helpers import model_property, press, wait_for_source, wait_until
+from tests.helpers import model_property, parsed, press, wait_for_source, wait_until
 
 
 def score_by_hand(k: float, d_model: int) -> float:
@@ -124,6 +124,34 @@ def test_section_updates_in_place():
     assert view.live_values()["trained"] == "3" and view.live_values()["last_trained"] == "2"
     sinus = view.sinusoid_scores.data
     np.testing.assert_allclose(sinus["score"], [score_by_hand(k, 32) for k in sinus["k"]], atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(d_half=st.integers(1, 512), pos=st.integers(0, 2047))
+def test_the_printed_share_never_reads_all_or_nothing_unless_it_is(d_half, pos):
+    # The prose says the other coordinates still add something: a share below 1 printed as "100.0 %"
+    # would say they add nothing. The text and the marker's label print the same number.
+    state = ExplorerState(lang="en", d_model=2 * d_half, T=2048, pos=pos)
+    view = WhyNotSimpler(state)
+    x = core.raw_position_rows(pos, 2 * d_half)
+    share = pos * pos / float(x @ x)
+    shown = view.live_values()["share"]
+    assert parsed(shown) == pytest.approx(100 * share, abs=0.051)
+    assert (parsed(shown) == 100) == (share == 1) and (parsed(shown) == 0) == (pos == 0)
+    assert view.raw_marker.data["label"] == [f"pos = {pos}: {shown} %"]
+
+
+@pytest.mark.parametrize(("T", "pos", "length", "place"), [
+    (8, 3, 300, "token 150"),                       # 4 · 300 / 8 = 150
+    (8, 3, 301, "between tokens 150 and 151 (at 150.50)"),  # 4 · 301 / 8 = 150.5
+    (2048, 0, 2047, "before token 1"),               # 1 · 2047 / 2048 < 1
+    (24, 23, 5, "token 5"),                          # the last token is the last token
+])
+def test_where_the_same_value_falls_in_the_other_text(T, pos, length, place):
+    view = WhyNotSimpler(ExplorerState(lang="en", T=T, pos=pos))
+    view.choice.other_length = length
+    assert view.live_values()["same_place"] == place
+    assert WhyNotSimpler(ExplorerState(lang="es", T=8, pos=3)).live_values()["same_place"] == "el token 150"
 
 
 @pytest.mark.parametrize("base", [100, 500_000])

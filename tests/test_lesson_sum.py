@@ -149,6 +149,14 @@ def test_the_lessons_example_in_the_live_numbers():
     assert set(section_prose("sum", "es").keys()) == set(section_prose("sum", "en").keys())
 
 
+@pytest.mark.parametrize(("d_model", "reserve", "base"), [(32, 2, 10_000.0), (512, 64, 10_000.0), (8, 8, 500.0)])
+def test_the_ladders_steps_are_base_to_the_two_over_width(d_model, reserve, base):
+    # One reserved pair still has its step: base^(2/2) = base (it printed "—").
+    values = SumOrConcatenate(ExplorerState(d_model=d_model, reserve=reserve, base=base, lang="en")).live_values()
+    assert float(values["reserved_step"].replace("\u202f", "")) == pytest.approx(base ** (2 / reserve), abs=0.005)
+    assert float(values["step"].replace("\u202f", "")) == pytest.approx(base ** (2 / d_model), abs=0.005)
+
+
 def test_every_figure_and_source_is_named_and_listed():
     view = SumOrConcatenate(ExplorerState(lang="en"))
     root = pn.panel(view).get_root(Document())

@@ -265,5 +265,5 @@ def test_section_norms_and_checks_follow_the_switch():
 def test_spanish_labels():
     state = ExplorerState(lang="es", mistake="sin_only")
     section = CommonMistakes(state)
-    assert section.live_values()["mistake"] == "sólo senos"
-    assert "Con este error las filas miden de 0.0000" in section.checks.norm.object
+    assert section.live_values()["mistake"] == "solo senos"
+    assert "Con este fallo las filas miden de 0.0000" in section.checks.norm.object

@@ -8,7 +8,7 @@ import panel as pn
 
 from app import core
 from components.clocks import PairClocks
-from components.lesson.base import LessonSection, number
+from components.lesson.base import LessonSection, number, significant
 
 
 class ClocksSection(LessonSection):
@@ -33,10 +33,10 @@ class ClocksSection(LessonSection):
             "k": str(s.k),
             "target": str(s.target),
             "last_pair": str(s.d_model // 2 - 1),
-            "omega": number(omega, 4),
+            "omega": significant(omega, 4),
             "wavelength": number(wavelength, 2),
-            "turn": number(turn, 3),
-            "turn_fraction": number(turn / (2 * math.pi), 3),
+            "turn": significant(turn, 4),
+            "turn_fraction": significant(turn / (2 * math.pi), 3),
         }
 
     def describe(self) -> str:

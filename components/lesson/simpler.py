@@ -37,7 +37,7 @@ from app.state import T_MAX
 from app.strings import text
 from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sample_columns
 from components.legend import LegendRows, detach_legends
-from components.lesson.base import LessonSection, number
+from components.lesson.base import LessonSection, number, percent
 from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, style_figure
 
@@ -214,7 +214,7 @@ class WhyNotSimpler(LessonSection):
         with pn.io.hold():
             # The label goes on the side of the dot that has room: above it low in the figure, below it high.
             self.raw_marker.data = {"pos": [s.pos], "share": [share],
-                                    "label": [text(s.lang, "simpler_raw_marker", pos=s.pos, share=share)],
+                                    "label": [text(s.lang, "simpler_raw_marker", pos=s.pos, share=percent(share))],
                                     "side": ["bottom" if share < 0.5 else "top"], "dy": [-4 if share < 0.5 else 4]}
             self._update_ratio_marks()
             self._update_row()
@@ -255,7 +255,7 @@ class WhyNotSimpler(LessonSection):
         send_changes(self.ratio_marks, marks)
         self._values.update({
             "n": str(n), "ratio": number(value, 4), "other_length": str(length),
-            "same_token": str(tokens[0]) if len(tokens) == 1 and same == round(same) else number(same, 2),
+            "same_place": self._same_place(same, length),
         })
 
     def _update_tables(self) -> None:
@@ -302,6 +302,16 @@ class WhyNotSimpler(LessonSection):
         })
         self.refresh_text()
 
+    def _same_place(self, same: float, length: int) -> str:
+        """Where token ``same`` (``n L / T``, not always whole) sits among the ``length`` tokens of the other text."""
+        lang = self.state.lang
+        if same == round(same):
+            return text(lang, "simpler_same_token", n=round(same))
+        if same < 1:
+            return text(lang, "simpler_same_before_first")
+        return text(lang, "simpler_same_between", below=int(np.floor(same)), above=int(np.ceil(same)),
+                    value=number(same, 2))
+
     def _samples(self, table: np.ndarray, lang: str) -> dict[str, object]:
         """``table[p] · table[p+k]`` for a few starts p over the table's rows (``distance``'s sampling)."""
         p, q, columns = sample_columns(table.shape[0], lambda start: text(lang, "simpler_scores_legend", p=start))
@@ -326,8 +336,8 @@ class WhyNotSimpler(LessonSection):
         return {
             **self._values,
             "d_model": str(s.d_model), "T": str(s.T), "pos": str(s.pos),
-            "raw_value": str(s.pos), "share": number(100 * share, 1),
-            "share_lesson": number(100 * float(core.raw_position_share(LESSON_POS, s.d_model)), 2),
+            "raw_value": str(s.pos), "share": percent(share),
+            "share_lesson": percent(float(core.raw_position_share(LESSON_POS, s.d_model)), 2),
             "lesson_pos": str(LESSON_POS),
             "rest": number(float(np.sum(core.raw_position_rows(0, s.d_model)[1:] ** 2)), 2),
             "half_ratio": number(float(core.relative_position(4, 8)), 1),

@@ -31,8 +31,8 @@ class LadderSection(LessonSection):
             "pairs": str(lam.size),
             "last_pair": str(lam.size - 1),
             "first_wavelength": number(lam[0], 2),
-            # base^(2/d): the ladder's constant step (undefined with a single pair).
-            "ratio": number(lam[1] / lam[0], 2) if lam.size > 1 else "—",
+            # base^(2/d): the ladder's constant step.
+            "ratio": number(core.ladder_step(s.d_model, s.base), 2),
             "last_wavelength": number(lam[-1], 1),
             "top": number(2 * math.pi * s.base, 1),
             "turning": str(core.count_within(lam, s.T)),
