@@ -125,7 +125,7 @@ ES: dict[str, str] = {
     "block_note": "Mueve (PE₂ᵢ, PE₂ᵢ₊₁) de pos a pos + k, sea cual sea pos.",
     "clock_pair_label": "i = {pair}",
     "clock_wavelength": "λ = {wavelength}",
-    "clock_arc_legend": "arco ω·k",
+    "clock_arc_legend": "arco ω·k mód 2π",
     "clock_arc_turns": "= {sign}({turns} × 2π + {rest:.3f}) rad",
     "clocks_strip_span": "parejas de la fila de arriba",
     "pair_clock_x": "PE[pos, 2i] = sen(ω·pos)",
@@ -258,7 +258,7 @@ ES: dict[str, str] = {
     "simpler_raw_x": "posición pos",
     "simpler_raw_y": "pos² / ‖x_pos‖²",
     "simpler_raw_marker": "pos = {pos}: {share} %",
-    "simpler_same_token": "el token {n}",
+    "simpler_same_token": "en el token {n}",
     "simpler_same_between": "entre el token {below} y el {above} (en {value})",
     "simpler_same_before_first": "antes del token 1",
     "simpler_ratio_title": "(b) pos/T contando desde 1: cada marca es un token, en dos longitudes",
@@ -398,9 +398,9 @@ ES: dict[str, str] = {
                                 "onda de T = {T} o menos. {rows}"),
     "describe_rows_both": "Marcadas las filas pos = {pos} y pos + k = {target}.",
     "describe_rows_pos": "Marcada la fila pos = {pos}; pos + k = {target} queda fuera de la tabla.",
-    "describe_clocks": ("Pareja {pair}: gira {omega:.3f} rad por posición, longitud de onda {wavelength:.1f}; "
+    "describe_clocks": ("Pareja {pair}: gira {omega:.4g} rad por posición, longitud de onda {wavelength:.1f}; "
                         "en pos {pos} su aguja apunta a {theta:.2f} rad, en pos + k = {target} a {theta_target:.2f} "
-                        "rad; el arco entre ambas es ω·k = {arc:.2f} rad."),
+                        "rad; de una a otra gira ω·k = {arc:.4g} rad."),
     "describe_distance": ("S(k) en k = {k}: {score:.2f}; el máximo es S(0) = d_model/2 = {maximum:g}; "
                           "la curva es simétrica, S(−k) = S(k)."),
     "describe_checks": ("Cada fila de la tabla debe medir √(d_model/2) = {norm:.3f}; M_k con k = {k} lleva PE_p a "
@@ -542,7 +542,7 @@ EN: dict[str, str] = {
     "block_note": "Moves (PE₂ᵢ, PE₂ᵢ₊₁) from pos to pos + k, whatever pos is.",
     "clock_pair_label": "i = {pair}",
     "clock_wavelength": "λ = {wavelength}",
-    "clock_arc_legend": "arc ω·k",
+    "clock_arc_legend": "arc ω·k mod 2π",
     "clock_arc_turns": "= {sign}({turns} × 2π + {rest:.3f}) rad",
     "clocks_strip_span": "pairs in the row above",
     "pair_clock_x": "PE[pos, 2i] = sin(ω·pos)",
@@ -668,7 +668,7 @@ EN: dict[str, str] = {
     "simpler_raw_x": "position pos",
     "simpler_raw_y": "pos² / ‖x_pos‖²",
     "simpler_raw_marker": "pos = {pos}: {share} %",
-    "simpler_same_token": "token {n}",
+    "simpler_same_token": "at token {n}",
     "simpler_same_between": "between tokens {below} and {above} (at {value})",
     "simpler_same_before_first": "before token 1",
     "simpler_ratio_title": "(b) pos/T counting from 1: each mark is a token, in two lengths",
@@ -802,9 +802,9 @@ EN: dict[str, str] = {
                                 "at most T = {T}. {rows}"),
     "describe_rows_both": "Rows pos = {pos} and pos + k = {target} are marked.",
     "describe_rows_pos": "Row pos = {pos} is marked; pos + k = {target} lies outside the table.",
-    "describe_clocks": ("Pair {pair} turns {omega:.3f} rad per position, wavelength {wavelength:.1f}; "
+    "describe_clocks": ("Pair {pair} turns {omega:.4g} rad per position, wavelength {wavelength:.1f}; "
                         "at pos {pos} its hand points at {theta:.2f} rad, at pos + k = {target} at "
-                        "{theta_target:.2f} rad; the arc between them is ω·k = {arc:.2f} rad."),
+                        "{theta_target:.2f} rad; from one to the other it turns ω·k = {arc:.4g} rad."),
     "describe_distance": ("S(k) at k = {k}: {score:.2f}; the maximum is S(0) = d_model/2 = {maximum:g}; "
                           "the curve is symmetric, S(−k) = S(k)."),
     "describe_checks": ("Every row of the table should measure √(d_model/2) = {norm:.3f}; M_k with k = {k} carries "

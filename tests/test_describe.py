@@ -22,10 +22,13 @@ def test_clocks_sentence_has_the_pair_s_numbers():
     s = ExplorerState(lang="en", d_model=32, T=24, pair=3, pos=7, k=3)
     w = omega(3, 32)
     sentence = clocks.describe(s)
-    assert f"Pair 3 turns {w:.3f} rad per position, wavelength {2 * math.pi / w:.1f}" in sentence
+    assert f"Pair 3 turns {w:.4g} rad per position, wavelength {2 * math.pi / w:.1f}" in sentence
     assert f"at pos 7 its hand points at {(7 * w) % (2 * math.pi):.2f} rad" in sentence
     assert f"at pos + k = 10 at {(10 * w) % (2 * math.pi):.2f} rad" in sentence
-    assert f"ω·k = {3 * w:.2f} rad" in sentence
+    assert f"it turns ω·k = {3 * w:.4g} rad" in sentence
+    # The slowest pair's speed keeps its digits (to three decimals it read 0.000 rad per position).
+    slow = clocks.describe(ExplorerState(lang="en", d_model=32, T=24, pair=15, k=3))
+    assert f"Pair 15 turns {omega(15, 32):.4g} rad per position" in slow and "0.0001778" in slow
 
 
 def test_distance_sentence_is_the_lesson_s_score():

@@ -142,16 +142,16 @@ def test_the_printed_share_never_reads_all_or_nothing_unless_it_is(d_half, pos):
 
 
 @pytest.mark.parametrize(("T", "pos", "length", "place"), [
-    (8, 3, 300, "token 150"),                       # 4 · 300 / 8 = 150
+    (8, 3, 300, "at token 150"),  # 4 · 300 / 8 = 150
     (8, 3, 301, "between tokens 150 and 151 (at 150.50)"),  # 4 · 301 / 8 = 150.5
-    (2048, 0, 2047, "before token 1"),               # 1 · 2047 / 2048 < 1
-    (24, 23, 5, "token 5"),                          # the last token is the last token
+    (2048, 0, 2047, "before token 1"),  # 1 · 2047 / 2048 < 1
+    (24, 23, 5, "at token 5"),  # the last token is the last token
 ])
 def test_where_the_same_value_falls_in_the_other_text(T, pos, length, place):
     view = WhyNotSimpler(ExplorerState(lang="en", T=T, pos=pos))
     view.choice.other_length = length
     assert view.live_values()["same_place"] == place
-    assert WhyNotSimpler(ExplorerState(lang="es", T=8, pos=3)).live_values()["same_place"] == "el token 150"
+    assert WhyNotSimpler(ExplorerState(lang="es", T=8, pos=3)).live_values()["same_place"] == "en el token 150"
 
 
 @pytest.mark.parametrize("base", [100, 500_000])
