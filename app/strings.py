@@ -8,6 +8,7 @@ that a negative number is printed with a true minus sign (``minus_sign``).
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
 
@@ -90,15 +91,20 @@ ES: dict[str, str] = {
     "notice_off_grid": "{parameter} = {given} no está en la escala; se usa el valor más cercano, {used}.",
     "notice_not_allowed": "{parameter} = «{given}» no es una opción; se usa {used}.",
     "notice_below_from": "{parameter} = {given} queda por debajo de pairs_from; se usa {used}.",
-    "notice_sentence_cut": "{parameter} = «{given}» es demasiado larga (12 palabras como mucho); se usa «{used}».",
+    "notice_sentence_cut": ("{parameter} = «{given}» se ha recortado (como mucho 12 palabras de 24 caracteres, "
+                            "sin caracteres de control); se usa «{used}»."),
     # Section 1: the wavelength ladder
     "ladder_title": "La escalera de longitudes de onda",
     "heatmap_title": "PE: una fila por posición, una columna por coordenada",
     "heatmap_x": "coordenada (columna 2i = seno, 2i+1 = coseno)",
+    "heatmap_x_split": "coordenada (primero todos los senos, luego todos los cosenos)",
+    "heatmap_x_sines": "coordenada (todas las columnas son senos)",
     "heatmap_y": "posición pos",
     "heatmap_colorbar": "valor",
     "ladder_plot_title": "Longitud de onda de cada pareja (escala logarítmica)",
+    "ladder_plot_title_columns": "Longitud de onda de cada columna (escala logarítmica)",
     "ladder_x": "pareja i",
+    "ladder_x_columns": "columna j",
     "ladder_y": "λᵢ (posiciones)",
     "ladder_T_line": "T = {T}",
     "ladder_count": "{count} de {pairs} parejas tienen una longitud de onda de T = {T} o menos (la línea discontinua).",
@@ -120,7 +126,7 @@ ES: dict[str, str] = {
     "clock_hand_target": "pos + k = {target}",
     "clock_legend_pos": "aguja en pos",
     "clock_legend_target": "aguja en pos + k",
-    "clock_arc": "ω·k = {angle:.3f} rad",
+    "clock_arc": "ω·k = {angle} rad",
     "block_title": "Bloque {pair} de M_{k}",
     "block_note": "Mueve (PE₂ᵢ, PE₂ᵢ₊₁) de pos a pos + k, sea cual sea pos.",
     "clock_pair_label": "i = {pair}",
@@ -128,7 +134,7 @@ ES: dict[str, str] = {
     "clock_arc_legend": "arco ω·k mód 2π",
     "clock_arc_turns": "= {sign}({turns} × 2π + {rest:.3f}) rad",
     "clocks_strip_span": "parejas de la fila de arriba",
-    "pair_clock_x": "PE[pos, 2i] = sen(ω·pos)",
+    "pair_clock_x": "PE[pos, 2i] = sin(ω·pos)",
     "pair_clock_y": "PE[pos, 2i+1] = cos(ω·pos)",
     "block_caption_matrix": "M_{k}, pareja {pair}",
     "block_caption_pos": "PE en {pos}",
@@ -148,7 +154,7 @@ ES: dict[str, str] = {
     "check_norm": "Todas las filas miden √(d_model/2) = {expected:.6g}: desviación máxima {error:.1e}.",
     "check_rotation": "Máximo de |M_k·PE_p − PE_p+k| sobre {count} posiciones p: {error:.1e}.",
     "check_rotation_one": "|M_k·PE_p − PE_p+k| en la única posición p posible ({count}): {error:.1e}.",
-    "check_rotation_none": "Con |k| ≥ T no hay ninguna pareja de posiciones a distancia k dentro de la tabla.",
+    "check_rotation_none": "Con |k| ≥ T no hay dos posiciones de la tabla a distancia k.",
     "check_target_outside": "pos + k = {target} cae fuera de la tabla (0 … {last}); los relojes siguen valiendo.",
     "check_target_inside": "pos + k = {target} es una fila de la tabla (0 … {last}).",
     # Sections hands, quiz, question
@@ -251,7 +257,7 @@ ES: dict[str, str] = {
     "order_outputs_x": "‖y(original) − y(actual)‖ de la misma palabra",
     "order_without_pe": "sin PE: solo e",
     "order_with_pe": "con PE: e + PE_pos",
-    "order_readout": "Original: «{original}». Actual: «{current}». Diferencia más grande sin PE: {without}, igual salvo redondeo; más pequeña con PE: {with_pe}.",
+    "order_readout": "Original: «{original}». Actual: «{current}». Diferencia más grande sin PE: {without}, cero salvo redondeo; más pequeña con PE: {with_pe}.",
     "order_readout_same": "Original y actual están en el mismo orden («{current}»): pulsa «Barajar las palabras» o elige una frase de ejemplo.",
     # Section simpler
     "simpler_raw_title": "(a) El número de la posición en la coordenada 0: su parte de ‖x‖²",
@@ -289,7 +295,7 @@ ES: dict[str, str] = {
     "fingerprint_y": "‖PE_pos − PE_q‖",
     "fingerprint_pos_label": "pos = {pos}",
     "fingerprint_nearest_label": "más cercana: q = {q} ({distance})",
-    "fingerprint_max_label": "máximo posible 2√n = {value}",
+    "fingerprint_max_label": "ninguna pasa de 2√n = {value}",
     "fingerprint_presets": "Parejas que participan",
     "fingerprint_slowest": "Solo la más lenta",
     "fingerprint_fastest": "Solo la más rápida",
@@ -331,7 +337,7 @@ ES: dict[str, str] = {
     "terms_bars_x": "cos(ωᵢ·k)",
     "terms_size": "parejas en la fila",
     "terms_one_per_pair": "Una fila por pareja ({pairs} parejas).",
-    "terms_bands": "{pairs} parejas no caben en {rows} filas: cada fila es una banda de {size} parejas "
+    "terms_bands": "{pairs} parejas no caben en {most} filas: cada una de las {rows} filas es una banda de hasta {size} parejas "
                    "seguidas y muestra la suma de sus términos; las filas siguen sumando S(k) exactamente.",
     "terms_window": "Se muestran los desplazamientos −{shown} … {shown} de −{last} … {last}.",
     # Section gram
@@ -339,7 +345,7 @@ ES: dict[str, str] = {
     "gram_x": "posición q",
     "gram_y": "posición p",
     "gram_colorbar": "puntuación G[p, q]",
-    "gram_every": "Se muestran las {T} × {T} posiciones.",
+    "gram_every": "Se muestran las {T} × {T} casillas.",
     "gram_stride": "Una de cada {stride} posiciones ({n} × {n} de {T} × {T}): cada casilla es el valor exacto "
                    "G[p, q] en esas posiciones; las de en medio no se dibujan, no se promedian.",
     "gram_distance_title": "Distancia² desde PE_pos: ‖PE_pos − PE_q‖² = d_model − 2·S(q − pos)",
@@ -361,7 +367,7 @@ ES: dict[str, str] = {
     "rope_window": "m, n = 0 … {last}",
     # Section mistakes
     "mistake": "fallo publicado",
-    "mistake_none": "ninguno (correcta)",
+    "mistake_none": "ninguno (tabla correcta)",
     "mistake_dim_index": "i leído como columna j",
     "mistake_cos_exponent": "coseno con (2i+1)/d",
     "mistake_split_layout": "senos, luego cosenos",
@@ -370,7 +376,7 @@ ES: dict[str, str] = {
     "check_norm_mistake": ("Con este fallo las filas miden de {low:.4f} a {high:.4f}; en la codificación correcta, "
                            "todas √(d_model/2) = {expected:.6g} (desviación máxima {error:.1e})."),
     "check_rotation_mistake": ("La mejor rotación por bloques, una sola para todas las p = {first} … {last} "
-                               "(mínimos cuadrados), falla hasta en {error:.1e}."),
+                               "(mínimos cuadrados), deja un error de hasta {error:.1e}."),
     "distance_plot_title_mistake": "Curva: S(k) = Σ cos(ωᵢ·k) correcta; marcas: PE_p · PE_p+k de esta tabla",
     "mistake_norms_title": "Longitud de cada fila de la tabla, ‖PE_pos‖",
     "mistake_norms_x": "posición pos",
@@ -407,12 +413,12 @@ ES: dict[str, str] = {
                         "PE_p+k en las {count} posiciones p cuyo p + k está en la tabla."),
     "describe_section": "Valores ahora: {values}.",
     "describe_fingerprint": ("Parejas {pairs_from} a {pairs_to}: la posición más cercana a pos = {pos} es {q}, a "
-                             "distancia {distance}; la mayor posible es {largest}."),
+                             "distancia {distance}; ninguna puede pasar de {largest}."),
     "describe_fingerprint_alone": "Parejas {pairs_from} a {pairs_to}: pos = {pos} es la única posición de la tabla.",
     "describe_terms": ("S({k}) = {score} es la suma de {pairs} cosenos: {lifting} la suben (juntos {up}), "
                        "los demás la bajan ({down})."),
-    "describe_gram": ("Fila pos = {pos} de la matriz de Gram: PE_pos · PE_pos+k = S({k}) = {score}; la distancia a "
-                      "pos + k = {target} es {distance}, igual en toda su diagonal."),
+    "describe_gram": ("Fila pos = {pos} de la matriz de Gram: PE_pos · PE_pos+k = S({k}) = {score}; la distancia al "
+                      "cuadrado a pos + k = {target} es {distance}, igual en toda su diagonal."),
     # Rooms (components/room.py)
     "room_region": "Sala de clase",
     "room_start": "Abrir una sala",
@@ -509,14 +515,19 @@ EN: dict[str, str] = {
     "notice_off_grid": "{parameter} = {given} is not on the scale; using the nearest value, {used}.",
     "notice_not_allowed": "{parameter} = “{given}” is not an option; using {used}.",
     "notice_below_from": "{parameter} = {given} is below pairs_from; using {used}.",
-    "notice_sentence_cut": "{parameter} = “{given}” is too long (12 words at most); using “{used}”.",
+    "notice_sentence_cut": ("{parameter} = “{given}” was cut (at most 12 words of 24 characters, no control "
+                            "characters); using “{used}”."),
     "ladder_title": "The wavelength ladder",
     "heatmap_title": "PE: one row per position, one column per coordinate",
     "heatmap_x": "coordinate (column 2i = sine, 2i+1 = cosine)",
+    "heatmap_x_split": "coordinate (every sine first, then every cosine)",
+    "heatmap_x_sines": "coordinate (every column a sine)",
     "heatmap_y": "position pos",
     "heatmap_colorbar": "value",
     "ladder_plot_title": "Wavelength of every pair (log scale)",
+    "ladder_plot_title_columns": "Wavelength of every column (log scale)",
     "ladder_x": "pair i",
+    "ladder_x_columns": "column j",
     "ladder_y": "λᵢ (positions)",
     "ladder_T_line": "T = {T}",
     "ladder_count": "{count} of {pairs} pairs have a wavelength of at most T = {T} (the dashed line).",
@@ -537,7 +548,7 @@ EN: dict[str, str] = {
     "clock_hand_target": "pos + k = {target}",
     "clock_legend_pos": "hand at pos",
     "clock_legend_target": "hand at pos + k",
-    "clock_arc": "ω·k = {angle:.3f} rad",
+    "clock_arc": "ω·k = {angle} rad",
     "block_title": "Block {pair} of M_{k}",
     "block_note": "Moves (PE₂ᵢ, PE₂ᵢ₊₁) from pos to pos + k, whatever pos is.",
     "clock_pair_label": "i = {pair}",
@@ -662,7 +673,7 @@ EN: dict[str, str] = {
     "order_outputs_x": "‖y(original) − y(current)‖ of the same word",
     "order_without_pe": "without PE: e only",
     "order_with_pe": "with PE: e + PE_pos",
-    "order_readout": "Original: “{original}”. Current: “{current}”. Largest difference without PE: {without}, equal up to rounding; smallest with PE: {with_pe}.",
+    "order_readout": "Original: “{original}”. Current: “{current}”. Largest difference without PE: {without}, zero up to rounding; smallest with PE: {with_pe}.",
     "order_readout_same": "Original and current are in the same order (“{current}”): press “Shuffle the words” or pick an example sentence.",
     "simpler_raw_title": "(a) The position number in coordinate 0: its share of ‖x‖²",
     "simpler_raw_x": "position pos",
@@ -698,7 +709,7 @@ EN: dict[str, str] = {
     "fingerprint_y": "‖PE_pos − PE_q‖",
     "fingerprint_pos_label": "pos = {pos}",
     "fingerprint_nearest_label": "closest: q = {q} ({distance})",
-    "fingerprint_max_label": "largest possible 2√n = {value}",
+    "fingerprint_max_label": "none above 2√n = {value}",
     "fingerprint_presets": "Pairs taking part",
     "fingerprint_slowest": "Slowest pair only",
     "fingerprint_fastest": "Fastest pair only",
@@ -738,14 +749,14 @@ EN: dict[str, str] = {
     "terms_bars_x": "cos(ωᵢ·k)",
     "terms_size": "pairs in the row",
     "terms_one_per_pair": "One row per pair ({pairs} pairs).",
-    "terms_bands": "{pairs} pairs do not fit in {rows} rows: each row is a band of {size} consecutive pairs "
+    "terms_bands": "{pairs} pairs do not fit in {most} rows: each of the {rows} rows is a band of up to {size} consecutive pairs "
                    "and shows the sum of their terms; the rows still add up to S(k) exactly.",
     "terms_window": "Offsets −{shown} … {shown} shown, of −{last} … {last}.",
     "gram_title": "G = PE·PEᵀ: G[p, q] = S(q − p)",
     "gram_x": "position q",
     "gram_y": "position p",
     "gram_colorbar": "score G[p, q]",
-    "gram_every": "All {T} × {T} positions shown.",
+    "gram_every": "All {T} × {T} cells shown.",
     "gram_stride": "One position in {stride} shown ({n} × {n} of {T} × {T}): each cell is the exact value "
                    "G[p, q] at those positions; the ones in between are not drawn, not averaged.",
     "gram_distance_title": "Squared distance from PE_pos: ‖PE_pos − PE_q‖² = d_model − 2·S(q − pos)",
@@ -811,14 +822,14 @@ EN: dict[str, str] = {
                         "PE_p to PE_p+k for the {count} positions p whose p + k is in the table."),
     "describe_section": "Values now: {values}.",
     "describe_fingerprint": ("Pairs {pairs_from} to {pairs_to}: the position closest to pos = {pos} is {q}, at "
-                             "distance {distance}; the largest possible is {largest}."),
+                             "distance {distance}; none can exceed {largest}."),
     "describe_fingerprint_alone": "Pairs {pairs_from} to {pairs_to}: pos = {pos} is the only position of the table.",
     "describe_terms": ("S({k}) = {score} is the sum of {pairs} cosines: {lifting} lift it (together {up}), "
                        "the others pull it down ({down})."),
-    "describe_gram": ("Row pos = {pos} of the Gram matrix: PE_pos · PE_pos+k = S({k}) = {score}; the distance to "
-                      "pos + k = {target} is {distance}, the same along its whole diagonal."),
+    "describe_gram": ("Row pos = {pos} of the Gram matrix: PE_pos · PE_pos+k = S({k}) = {score}; the squared "
+                      "distance to pos + k = {target} is {distance}, the same along its whole diagonal."),
     # Rooms (components/room.py)
-    "room_region": "Class room",
+    "room_region": "Classroom",
     "room_start": "Start a room",
     "room_start_hint": "Students who open the link see what you move.",
     "room_teacher": "Room {room}: whoever opens this link follows your screen.",
@@ -915,6 +926,29 @@ def minus_sign(printed: str) -> str:
         return printed
     digits = match.group("digits")
     return digits if _ZERO.fullmatch(digits) else "\u2212" + digits
+
+
+def number(value: float, decimals: int = 2) -> str:
+    """A number for the prose: fixed decimals, thousands apart by a narrow space (as the lessons print them),
+    a true minus sign."""
+    return minus_sign(f"{value:,.{decimals}f}".replace(",", "\u202f"))
+
+
+def significant(value: float, digits: int = 4) -> str:
+    """``number`` with as many decimals as ``digits`` significant digits need: 0.0001778, 0.5236, 35.33."""
+    if value == 0 or not math.isfinite(value):
+        return number(value, 0)
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    return number(value, decimals)
+
+
+def percent(share: float, decimals: int = 1) -> str:
+    """``100 * share`` for the prose, with more decimals where rounding would print a share strictly
+    between 0 and 1 as 0 or 100 (a claim the number would then contradict)."""
+    for places in range(decimals, 10):
+        if not 0 < share < 1 or round(100 * share, places) not in (0, 100):
+            break
+    return number(100 * share, places)
 
 
 class _Number:

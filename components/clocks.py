@@ -50,7 +50,7 @@ from bokeh.transform import transform
 
 from app import core
 from app.state import ExplorerState
-from app.strings import minus_sign, text
+from app.strings import minus_sign, significant, text
 from components.describe import Description
 from components.legend import detach_legends
 from components.sources import send_changes
@@ -247,10 +247,11 @@ def pair_clock_hands(pair: int, pos: int, k: int, d_model: int, base: float) -> 
 def arc_label(lang: str, turn: float) -> tuple[str, str]:
     """``omega k`` in radians, and (second line, empty under one turn) as whole turns plus the rest."""
     turns = int(abs(turn) // TWO_PI)
+    arc = text(lang, "clock_arc", angle=significant(turn, 4))
     if turns == 0:
-        return text(lang, "clock_arc", angle=turn), ""
-    return text(lang, "clock_arc", angle=turn), text(lang, "clock_arc_turns", sign="" if turn > 0 else "\u2212",
-                                                     turns=turns, rest=abs(turn) - turns * TWO_PI)
+        return arc, ""
+    return arc, text(lang, "clock_arc_turns", sign="" if turn > 0 else "\u2212", turns=turns,
+                     rest=abs(turn) - turns * TWO_PI)
 
 
 def _number(x: float) -> str:

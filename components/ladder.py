@@ -120,6 +120,19 @@ def pair_ticks(pairs: int) -> list[float]:
     return [2.0 * i + 1.0 for i in range(0, pairs, step)]
 
 
+def column_ticks(columns: int) -> list[float]:
+    """Tick positions (column centres) for a readable subset of columns."""
+    step = max(1, int(np.ceil(columns / MAX_PAIR_TICKS)))
+    return [j + 0.5 for j in range(0, columns, step)]
+
+
+def column_layout(mistake: str) -> str:
+    """Where a table under ``mistake`` keeps its sines and cosines (``core.mistake_columns``): ``"pairs"``
+    (column 2i a sine, 2i+1 a cosine, as in the paper), ``"split"`` (every sine, then every cosine) or
+    ``"sines"`` (no cosine at all)."""
+    return {"split_layout": "split", "sin_only": "sines"}.get(mistake, "pairs")
+
+
 def rows_sentence(state: ExplorerState) -> str:
     """Which rows of the table are marked, as a sentence."""
     inside = 0 <= state.target < state.T
@@ -192,7 +205,10 @@ class WavelengthLadder(pn.viewable.Viewer):
         self.ladder_figure.xaxis.axis_label = text(lang, "ladder_x")
         self.ladder_figure.yaxis.axis_label = text(lang, "ladder_y")
         self.ladder_figure.xaxis.ticker = FixedTicker(ticks=[1.0])
-        self.ladder_figure.xaxis.formatter = CustomJSTickFormatter(code="return ((tick - 1) / 2).toFixed(0)")
+        # Pairs (two columns each, centred on 2i + 1); under a bug, one bar per column (centred on j + 0.5).
+        self.ladder_figure.xaxis.formatter = CustomJSTickFormatter(
+            args={"columns": False},
+            code="return (columns ? tick - 0.5 : (tick - 1) / 2).toFixed(0)")
 
         self.heatmap_figure = figure(
             name="heatmap_plot", title=text(lang, "heatmap_title"), x_range=x_range,
@@ -210,10 +226,13 @@ class WavelengthLadder(pn.viewable.Viewer):
         # A mark spans its row: the bottom edge is computed in the browser, one column less per step.
         self.heatmap_figure.hstrip(y0="top", y1=dodge("top", 1.0), source=self.row_marks, fill_alpha=0,
                                    line_color="color", line_width=3, level=MOVING, name="row_marks_glyph")
-        column = CustomJSHover(args={"sin": text(lang, "sin"), "cos": text(lang, "cos")}, code="""
+        # The column's pair and function, as the table's layout has them (column_layout; half = d_model/2).
+        column = self._column_hover = CustomJSHover(
+            args={"sin": text(lang, "sin"), "cos": text(lang, "cos"), "layout": "pairs", "half": 0}, code="""
             const d = Math.floor(value);
-            if (format == 'pair') return String(Math.floor(d / 2));
-            if (format == 'kind') return d % 2 == 0 ? sin : cos;
+            const split = layout == 'split';
+            if (format == 'pair') return String(split ? d % half : Math.floor(d / 2));
+            if (format == 'kind') return layout == 'sines' || (split ? d < half : d % 2 == 0) ? sin : cos;
             return String(d);
         """)
         # With a row stride of 2 the pixel under the mouse shows the sampled position, so name that one.
@@ -266,13 +285,33 @@ class WavelengthLadder(pn.viewable.Viewer):
         self.heatmap_figure.x_range.update(start=0, end=s.d_model)
         self.heatmap_figure.y_range.update(start=s.T, end=0)
         self.ladder_figure.y_range.update(start=1.0, end=float(max(lam.max(), s.T)) * 2.0)
-        self.ladder_figure.xaxis.ticker.ticks = pair_ticks(s.d_model // 2)
+        self._label_columns()
         self.T_line.location = s.T
         self.T_label.update(y=s.T, text=text(s.lang, "ladder_T_line", T=s.T))
         self.count.object = readout(s.lang, "ladder_count" if s.mistake == "none" else "ladder_count_columns",
                                     count=core.count_within(lam, s.T), pairs=lam.size, T=s.T)
         self._update_pair()
         self._update_rows()
+
+    def _label_columns(self) -> None:
+        """Axes, title and hover that name what the columns hold: pairs, or (under a bug) columns."""
+        s, lang = self.state, self.state.lang
+        columns = s.mistake != "none"
+        layout = column_layout(s.mistake)
+        self.ladder_figure.xaxis.ticker.ticks = column_ticks(s.d_model) if columns else pair_ticks(s.d_model // 2)
+        suffix = "_columns" if columns else ""
+        heatmap_x = {"pairs": "heatmap_x", "split": "heatmap_x_split", "sines": "heatmap_x_sines"}[layout]
+        changes = {
+            (self.ladder_figure.xaxis[0].formatter, "args"): {"columns": columns},
+            (self.ladder_figure.title, "text"): text(lang, f"ladder_plot_title{suffix}"),
+            (self.ladder_figure.xaxis[0], "axis_label"): text(lang, f"ladder_x{suffix}"),
+            (self.heatmap_figure.xaxis[0], "axis_label"): text(lang, heatmap_x),
+            (self._column_hover, "args"): {**self._column_hover.args, "layout": layout,
+                                           "half": s.d_model // 2 if layout == "split" else 0},
+        }
+        for (model, name), new in changes.items():
+            if getattr(model, name) != new:  # most steps change none of them: send nothing
+                setattr(model, name, new)
 
     @param.depends("state.pair", watch=True)
     def _update_pair(self) -> None:

@@ -182,7 +182,7 @@ def test_a_slider_move_changes_the_clocks_description_to_the_new_numbers(page, a
 
     def sentence(pos: int) -> str:
         theta = (omega * pos) % (2 * math.pi)
-        return (f"Pair 3 turns {omega:.3f} rad per position, wavelength {2 * math.pi / omega:.1f}; at pos {pos} "
+        return (f"Pair 3 turns {omega:.4g} rad per position, wavelength {2 * math.pi / omega:.1f}; at pos {pos} "
                 f"its hand points at {theta:.2f} rad")
 
     expect(region).to_contain_text(sentence(6))

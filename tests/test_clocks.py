@@ -415,11 +415,14 @@ def test_big_clock_texts():
     assert view.labels["pos"].text == "pos = 2"
     assert view.labels["target"].text == "pos + k = 22"
     # 20 rad is 3 whole turns and 20 - 6 pi = 1.150 rad.
-    assert view.labels["arc"].text == "ω·k = 20.000 rad"
+    assert view.labels["arc"].text == "ω·k = 20.00 rad"
     assert view.labels["turns"].text == text("es", "clock_arc_turns", sign="", turns=3, rest=20 - 6 * math.pi)
     assert view.labels["turns"].text == "= (3 × 2π + 1.150) rad"
-    assert arc_label("en", -20.0) == ("ω·k = \u221220.000 rad", "= \u2212(3 × 2π + 1.150) rad")
+    assert arc_label("en", -20.0) == ("ω·k = \u221220.00 rad", "= \u2212(3 × 2π + 1.150) rad")
     assert arc_label("en", -1.0) == ("ω·k = \u22121.000 rad", "")
+    # Four significant digits, however slow the pair: the last pair of 32 turns 10000^(-15/16) = 1.778e-4 rad
+    # per position (to three decimals that printed "ω·k = 0.000 rad" beside a hand that had turned).
+    assert arc_label("en", 10000 ** (-15 / 16)) == ("ω·k = 0.0001778 rad", "")
     assert text("es", "pair_clock_title", pair=0, omega=1.0) in view.pair_title.object
 
 

@@ -52,6 +52,14 @@ def test_distance_is_d_model_minus_twice_the_score(p, q, d_model, base):
         distance_by_hand(p, q, d_model, base), abs=1e-9 * d_model)
 
 
+def test_the_description_calls_the_squared_distance_squared():
+    # At d_model 32, k = 3: |PE_0 - PE_3|^2 = 32 - 2 S(3) = 32 - 2 · 12.272398 = 7.455 (its root is 2.73).
+    sentence = GramMatrix(ExplorerState(lang="en", d_model=32, T=24, k=3)).describe()
+    assert "the squared distance to pos + k = 3 is 7.455" in sentence
+    assert "la distancia al cuadrado a pos + k = 3 es 7.455" in GramMatrix(
+        ExplorerState(lang="es", d_model=32, T=24, k=3)).describe()
+
+
 def test_long_tables_are_sampled_with_a_stated_stride():
     values, stride = core.gram_sampled(600, 16, most=256)
     assert stride == 3 and values.shape == (200, 200)

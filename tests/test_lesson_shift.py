@@ -138,3 +138,11 @@ def test_live_values_and_checks(section):
 
 def test_signed_has_no_negative_zero():
     assert signed(-0.00001) == "0.0000" and signed(-1) == "−1.0000"
+
+
+def test_the_block_caption_keeps_a_slow_pairs_angle():
+    # Pair 15 of 32 at base 10 000, k = 3: 3 · 10000^(-15/16) = 5.335e-4 rad (four decimals printed 0.0005,
+    # and at d_model 1024, base 10^6 the caption read 0.0000 for an angle of 3e-6).
+    assert "angle ω·k = 0.0005335 rad" in block_markup("en", 15, 3, 0, 32, 10_000.0)
+    assert f"{3 * 1e6 ** (-1022 / 1024):.4g}" == "3.082e-06"
+    assert "angle ω·k = 0.000003082 rad" in block_markup("en", 511, 3, 0, 1024, 1e6)

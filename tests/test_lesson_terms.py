@@ -107,7 +107,11 @@ def test_wide_and_long_tables_are_grouped_and_windowed():
     assert len(data["row"]) == 32 and set(data["size"].tolist()) == {16}
     assert np.asarray(data["k"][0]).tolist() == list(range(-MAX_SHOWN, MAX_SHOWN + 1))
     assert float(view.bars.data["term"].sum()) == pytest.approx(score_by_hand(700, 1024, 10_000), abs=1e-9)
-    assert "band of 16" in view.note.object and "−511 … 511" in view.note.object
+    assert "band of up to 16" in view.note.object and "−511 … 511" in view.note.object
+    # 33 pairs: 32 rows is the limit, ceil(33/32) = 2 pairs per band, so 17 bands, the last of one pair.
+    state.d_model = 66
+    assert "33 pairs do not fit in 32 rows: each of the 17 rows is a band of up to 2 consecutive pairs" in (
+        view.note.object)
     state.d_model = 64
     assert "One row per pair (32 pairs)" in view.note.object
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from app import core
 from app.state import ExplorerState
 from components.distance import samples_data
-from components.ladder import heatmap_codes, heatmap_data, ladder_data
+from components.ladder import WavelengthLadder, heatmap_codes, heatmap_data, ladder_data
 from components.lesson.mistakes import CommonMistakes
 
 PROPERTY = settings(max_examples=40, deadline=None)
@@ -228,6 +228,34 @@ def test_heatmap_ladder_and_samples_follow_the_mistake():
     table = table_by_hand("sin_only", 24, 32)
     np.testing.assert_allclose(samples["score"], [table[p] @ table[p + k] for p, k in
                                                   zip(samples["p"], samples["k"], strict=True)], rtol=0, atol=1e-12)
+
+
+def test_the_ladder_and_heatmap_name_what_their_columns_hold():
+    # Under a bug the ladder draws one bar per column, and in two of the bugs column 2i is not a sine
+    # nor 2i+1 a cosine: the title, the axes and the heatmap's hover say so, and say it again when undone.
+    state = ExplorerState(lang="en", d_model=8, T=24)
+    view = WavelengthLadder(state)
+    title, ladder_x, heatmap_x = view.ladder_figure.title, view.ladder_figure.xaxis[0], view.heatmap_figure.xaxis[0]
+    expected = {
+        "none": ("Wavelength of every pair (log scale)", "pair i", "coordinate (column 2i = sine, 2i+1 = cosine)"),
+        "dim_index": ("Wavelength of every column (log scale)", "column j",
+                      "coordinate (column 2i = sine, 2i+1 = cosine)"),
+        "split_layout": ("Wavelength of every column (log scale)", "column j",
+                         "coordinate (every sine first, then every cosine)"),
+        "sin_only": ("Wavelength of every column (log scale)", "column j", "coordinate (every column a sine)"),
+    }
+    for mistake in ("dim_index", "split_layout", "sin_only", "none"):
+        state.mistake = mistake
+        assert (title.text, ladder_x.axis_label, heatmap_x.axis_label) == expected[mistake], mistake
+        # The ticks: pair i at column 2i + 1 (the middle of its two), column j at j + 0.5.
+        ticks = ladder_x.ticker.ticks
+        assert ticks == ([1.0, 3.0, 5.0, 7.0] if mistake == "none" else [j + 0.5 for j in range(8)])
+        assert ladder_x.formatter.args == {"columns": mistake != "none"}
+    # Each column's kind, from the bugs' own formulas (core.mistake_columns is checked against them above).
+    for mistake, layout, half in (("none", "pairs", 0), ("cos_exponent", "pairs", 0), ("split_layout", "split", 4),
+                                  ("sin_only", "sines", 0)):
+        state.mistake = mistake
+        assert (view._column_hover.args["layout"], view._column_hover.args["half"]) == (layout, half)
 
 
 def test_section_norms_and_checks_follow_the_switch():

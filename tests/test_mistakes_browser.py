@@ -68,3 +68,30 @@ def test_bad_mistake_in_the_address_gives_a_notice(page, app_url):
     data = wait_for_source(page, "mistake_norms", lambda d: len(d["norm"]) == 24)
     np.testing.assert_allclose(data["norm"], 4.0, rtol=0, atol=1e-12)
     expect(page.get_by_text("is not an option")).to_have_count(1)
+
+
+def test_the_heatmaps_hover_names_each_columns_pair_and_function(page):
+    # The hover's own code, run in Chromium for every column of every layout, against the bugs' formulas:
+    # pair i's columns are (2i, 2i+1), or (i, d/2 + i) with every sine first; a sine on column 2i, on the
+    # first half, or on every column when the cosines are gone.
+    from app.state import ExplorerState
+    from components.ladder import WavelengthLadder
+
+    state = ExplorerState(lang="en", d_model=8, T=24)
+    hover = WavelengthLadder(state)._column_hover
+    d = 8
+    by_hand = {
+        "none": ([j // 2 for j in range(d)], ["sine" if j % 2 == 0 else "cosine" for j in range(d)]),
+        "split_layout": ([j % (d // 2) for j in range(d)], ["sine" if j < d // 2 else "cosine" for j in range(d)]),
+        "sin_only": ([j // 2 for j in range(d)], ["sine"] * d),
+    }
+    for mistake, (pairs, kinds) in by_hand.items():
+        state.mistake = mistake
+        shown = page.evaluate("""([code, args, d]) => {
+            const f = new Function(...Object.keys(args), 'value', 'format', code);
+            const run = (value, format) => f(...Object.values(args), value, format);
+            return [...Array(d).keys()].map((j) => [run(j + 0.3, 'pair'), run(j + 0.7, 'kind'), run(j + 0.5, 'dim')]);
+        }""", [hover.code, dict(hover.args), d])
+        assert [int(p) for p, _, _ in shown] == pairs, mistake
+        assert [k for _, k, _ in shown] == kinds, mistake
+        assert [int(c) for _, _, c in shown] == list(range(d))

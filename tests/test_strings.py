@@ -182,9 +182,10 @@ def test_text_that_is_not_a_lone_number_keeps_its_hyphens(other):
 
 
 def test_the_tables_print_negative_numbers_with_a_minus_sign():
-    assert text("en", "clock_arc", angle=-20.0) == "ω·k = \u221220.000 rad"
+    shown = text("en", "describe_distance", k=-3, score=-20.0, maximum=16)
+    assert shown.startswith("S(k) at k = \u22123: \u221220.00;")
     assert text("es", "rope_angle", angle=-3.25, offset=-4).startswith("Ángulo de q a k: \u22123.2° (n − m = \u22124;")
-    assert text("en", "clock_arc", angle=-0.0001) == "ω·k = 0.000 rad"
+    assert text("en", "clock_arc_turns", sign="", turns=3, rest=-0.0001) == "= (3 × 2π + 0.000) rad"
     assert text("en", "block_title", pair=2, k=-7) == "Block 2 of M_\u22127"
     # A value that is text, not a number, is left as it is (it may be an address or the reader's words).
     assert text("en", "block_title", pair="x", k="-7") == "Block x of M_-7"

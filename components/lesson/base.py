@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from typing import ClassVar
@@ -158,26 +157,3 @@ class LessonSection(pn.viewable.Viewer):
                                      name=f"{self.slug}_section",
                                      css_classes=["pe-lesson-section"])
         return self._layout
-
-
-def number(value: float, decimals: int = 2) -> str:
-    """A number for the prose: fixed decimals, thousands apart by a narrow space (as the lessons print them),
-    a true minus sign."""
-    return minus_sign(f"{value:,.{decimals}f}".replace(",", "\u202f"))
-
-
-def significant(value: float, digits: int = 4) -> str:
-    """``number`` with as many decimals as ``digits`` significant digits need: 0.0001778, 0.5236, 35.33."""
-    if value == 0 or not math.isfinite(value):
-        return number(value, 0)
-    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
-    return number(value, decimals)
-
-
-def percent(share: float, decimals: int = 1) -> str:
-    """``100 * share`` for the prose, with more decimals where rounding would print a share strictly
-    between 0 and 1 as 0 or 100 (a claim the number would then contradict)."""
-    for places in range(decimals, 10):
-        if not 0 < share < 1 or round(100 * share, places) not in (0, 100):
-            break
-    return number(100 * share, places)

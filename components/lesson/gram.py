@@ -31,9 +31,9 @@ from bokeh.plotting import figure
 from bokeh.transform import dodge
 
 from app import core
-from app.strings import text
+from app.strings import number, text
 from components.ladder import PALETTE
-from components.lesson.base import LessonSection, number
+from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, LiveHTML, style_figure
 

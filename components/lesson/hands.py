@@ -7,8 +7,9 @@ import math
 import panel as pn
 
 from app import core
+from app.strings import number, significant
 from components.clocks import PairClocks
-from components.lesson.base import LessonSection, number, significant
+from components.lesson.base import LessonSection
 
 
 class ClocksSection(LessonSection):

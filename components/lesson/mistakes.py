@@ -16,12 +16,12 @@ from bokeh.models import ColumnDataSource, Range1d
 from bokeh.plotting import figure
 
 from app import core
-from app.strings import text
+from app.strings import number, text
 from components.checks import LiveChecks
 from components.distance import ScoreCurve
 from components.ladder import WavelengthLadder
 from components.legend import detach_legends
-from components.lesson.base import LessonSection, number
+from components.lesson.base import LessonSection
 from components.theme import COLORS, level_line, style_figure
 
 

@@ -35,9 +35,9 @@ from bokeh.plotting import figure
 from bokeh.transform import dodge
 
 from app import core
-from app.strings import text
+from app.strings import number, text
 from components.legend import detach_legends
-from components.lesson.base import LessonSection, number
+from components.lesson.base import LessonSection
 from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, html_pane, style_figure
 
 #: The example sentences: keys of the string table, each an original and its reordering.

@@ -20,8 +20,8 @@ from bokeh.models import ColumnDataSource, Range1d
 from bokeh.plotting import figure
 
 from app import core
-from app.strings import text
-from components.lesson.base import LessonSection, number
+from app.strings import number, text
+from components.lesson.base import LessonSection
 from components.links import StateLinks
 from components.sources import send_changes
 from components.theme import COLORS, style_figure

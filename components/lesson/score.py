@@ -26,10 +26,10 @@ from bokeh.models import ColumnDataSource, FactorRange, Range1d, Span
 from bokeh.plotting import figure
 
 from app import core
-from app.strings import minus_sign, text
+from app.strings import minus_sign, number, text
 from components.distance import ScoreCurve
 from components.legend import detach_legends
-from components.lesson.base import LessonSection, number
+from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, MOVING, LiveHTML, readout, style_figure
 

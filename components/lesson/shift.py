@@ -24,7 +24,7 @@ from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMappe
 from bokeh.plotting import figure
 
 from app import core
-from app.strings import text
+from app.strings import significant, text
 from components.checks import LiveChecks
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
@@ -67,7 +67,7 @@ def block_markup(lang: str, pair: int, k: int, pos: int, d_model: int, base: flo
         cells = "".join(f"<span>{signed(v)}</span>" for v in np.ravel(values))
         return f'<figure><div class="m {kind}">{cells}</div><figcaption>{html.escape(caption)}</figcaption></figure>'
 
-    caption = text(lang, "shift_block_caption", pair=pair, k=k, angle=signed(angle))
+    caption = text(lang, "shift_block_caption", pair=pair, k=k, angle=significant(angle, 4))
     parts = [grid(block, "m2", text(lang, "block_caption_matrix", k=k, pair=pair)), '<span class="op">×</span>',
              grid(rows[0], "m1", text(lang, "shift_block_pos", pos=pos)), '<span class="op">=</span>',
              grid(rows[1], "m1", text(lang, "shift_block_target", target=pos + k))]

@@ -34,10 +34,10 @@ from bokeh.transform import factor_cmap, factor_mark
 from app import core
 from app.fastsync import FastIntSlider
 from app.state import T_MAX
-from app.strings import text
+from app.strings import number, percent, text
 from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sample_columns
 from components.legend import LegendRows, detach_legends
-from components.lesson.base import LessonSection, number, percent
+from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, style_figure
 

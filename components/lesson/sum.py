@@ -29,9 +29,9 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from app import core
-from app.strings import text
+from app.strings import number, text
 from components.legend import detach_legends
-from components.lesson.base import LessonSection, number
+from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, style_figure
 

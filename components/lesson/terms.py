@@ -44,8 +44,8 @@ from bokeh.plotting import figure
 from bokeh.transform import transform
 
 from app import core
-from app.strings import text
-from components.lesson.base import LessonSection, number
+from app.strings import number, text
+from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.theme import COLORS, MOVING, LiveHTML, style_figure
 
@@ -228,7 +228,8 @@ class ScoreAsClocks(LessonSection):
         sentences = []
         size = int(self.ridges.data["size"].max())
         if size > 1:
-            sentences.append(text(s.lang, "terms_bands", pairs=s.d_model // 2, rows=self._starts.size, size=size))
+            sentences.append(text(s.lang, "terms_bands", pairs=s.d_model // 2, most=MOST_ROWS, rows=self._starts.size,
+                                   size=size))
         else:
             sentences.append(text(s.lang, "terms_one_per_pair", pairs=s.d_model // 2))
         if s.T - 1 > MAX_SHOWN:

@@ -7,8 +7,9 @@ import math
 import panel as pn
 
 from app import core
+from app.strings import number
 from components.ladder import WavelengthLadder
-from components.lesson.base import LessonSection, number
+from components.lesson.base import LessonSection
 
 
 class LadderSection(LessonSection):
