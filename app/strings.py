@@ -114,7 +114,6 @@ ES: dict[str, str] = {
     "hover_kind": "función",
     "hover_value": "valor",
     "hover_wavelength": "λ",
-    "hover_ratio": "× la anterior",
     "sin": "seno",
     "cos": "coseno",
     # Section 2: the clocks
@@ -207,14 +206,14 @@ ES: dict[str, str] = {
     "question_rope_link": "Dónde retoma la app esta pregunta: codificación posicional rotatoria (RoPE) →",
     "question_rope_link_label": "Seguir con RoPE",
     # Section score
-    "score_terms_title": "Los cuatro términos de qᵀk = x_mᵀ W_Qᵀ W_K x_n, con m = pos y n = pos + k",
+    "score_terms_title": "Los cuatro términos de la puntuación x_mᵀ W_Qᵀ W_K x_n, con m = pos y n = pos + k",
     "score_terms_x": "término (e = significado, p = posición)",
     "score_terms_y": "valor",
     "score_term_ee": "e·e",
     "score_term_ep": "e·p",
     "score_term_pe": "p·e",
     "score_term_pp": "p·p",
-    "score_total": "m = {m}, n = {n}: qᵀk = e·e + e·p + p·e + p·p = {total:.3f}. Sin pesos, PE_m·PE_n = S({k}) = {s:.3f}.",
+    "score_total": "m = {m}, n = {n}: puntuación = e·e + e·p + p·e + p·p = {total:.3f}. Sin pesos, PE_m·PE_n = S({k}) = {s:.3f}.",
     "score_outside": "n = pos + k = {n} cae fuera de la tabla (0 … {last}): ahí no hay ningún token. Mueve pos o k.",
     "score_pp_title": "Término p·p a distancia k, para cada posición de partida m",
     "score_pp_x": "posición de partida m",
@@ -323,7 +322,7 @@ ES: dict[str, str] = {
     "shift_block_pos": "PE en pos = {pos}",
     "shift_block_target": "PE en pos + k = {target}",
     "shift_block_outside": "El bloque de la pareja {pair} queda fuera de la esquina dibujada (parejas 0 … 31).",
-    "shift_note_full": "Es la matriz entera: {n} × {n}, con sus {pairs} bloques.",
+    "shift_note_full": "Es la matriz entera, {n} × {n}, con un bloque de 2 × 2 por pareja ({pairs} en total).",
     "shift_note_corner": "Con d_model = {n} la matriz tiene {n} × {n} números, demasiados para verlos: la figura "
                          "enseña su esquina de arriba a la izquierda, 64 × 64, los bloques de las parejas 0 … 31 "
                          "de las {pairs}. El resto sigue igual por la diagonal, con ceros fuera.",
@@ -410,7 +409,7 @@ ES: dict[str, str] = {
     "describe_distance": ("S(k) en k = {k}: {score:.2f}; el máximo es S(0) = d_model/2 = {maximum:g}; "
                           "la curva es simétrica, S(−k) = S(k)."),
     "describe_checks": ("Cada fila de la tabla debe medir √(d_model/2) = {norm:.3f}; M_k con k = {k} lleva PE_p a "
-                        "PE_p+k en las {count} posiciones p cuyo p + k está en la tabla."),
+                        "PE_p+k en cada posición p cuyo p + k está en la tabla ({count} en total)."),
     "describe_section": "Valores ahora: {values}.",
     "describe_fingerprint": ("Parejas {pairs_from} a {pairs_to}: la posición más cercana a pos = {pos} es {q}, a "
                              "distancia {distance}; ninguna puede pasar de {largest}."),
@@ -537,7 +536,6 @@ EN: dict[str, str] = {
     "hover_kind": "function",
     "hover_value": "value",
     "hover_wavelength": "λ",
-    "hover_ratio": "× previous",
     "sin": "sine",
     "cos": "cosine",
     "clocks_title": "One clock per pair",
@@ -625,14 +623,14 @@ EN: dict[str, str] = {
     "question_x_axis": "coordinate",
     "question_rope_link": "Where the app takes this question up: rotary position embedding (RoPE) →",
     "question_rope_link_label": "Continue with RoPE",
-    "score_terms_title": "The four terms of qᵀk = x_mᵀ W_Qᵀ W_K x_n, with m = pos and n = pos + k",
+    "score_terms_title": "The four terms of the score x_mᵀ W_Qᵀ W_K x_n, with m = pos and n = pos + k",
     "score_terms_x": "term (e = meaning, p = position)",
     "score_terms_y": "value",
     "score_term_ee": "e·e",
     "score_term_ep": "e·p",
     "score_term_pe": "p·e",
     "score_term_pp": "p·p",
-    "score_total": "m = {m}, n = {n}: qᵀk = e·e + e·p + p·e + p·p = {total:.3f}. Without weights, PE_m·PE_n = S({k}) = {s:.3f}.",
+    "score_total": "m = {m}, n = {n}: score = e·e + e·p + p·e + p·p = {total:.3f}. Without weights, PE_m·PE_n = S({k}) = {s:.3f}.",
     "score_outside": "n = pos + k = {n} falls outside the table (0 … {last}): there is no token there. Move pos or k.",
     "score_pp_title": "The p·p term at distance k, for every start position m",
     "score_pp_x": "start position m",
@@ -736,7 +734,7 @@ EN: dict[str, str] = {
     "shift_block_pos": "PE at pos = {pos}",
     "shift_block_target": "PE at pos + k = {target}",
     "shift_block_outside": "The block of pair {pair} lies outside the corner drawn (pairs 0 … 31).",
-    "shift_note_full": "This is the whole matrix: {n} × {n}, with its {pairs} blocks.",
+    "shift_note_full": "This is the whole matrix, {n} × {n}, with one 2 × 2 block per pair ({pairs} in all).",
     "shift_note_corner": "With d_model = {n} the matrix holds {n} × {n} numbers, too many to see: the figure shows "
                          "its top-left 64 × 64 corner, the blocks of pairs 0 … 31 of the {pairs}. The rest goes on "
                          "the same way down the diagonal, with zeros elsewhere.",
@@ -819,7 +817,7 @@ EN: dict[str, str] = {
     "describe_distance": ("S(k) at k = {k}: {score:.2f}; the maximum is S(0) = d_model/2 = {maximum:g}; "
                           "the curve is symmetric, S(−k) = S(k)."),
     "describe_checks": ("Every row of the table should measure √(d_model/2) = {norm:.3f}; M_k with k = {k} carries "
-                        "PE_p to PE_p+k for the {count} positions p whose p + k is in the table."),
+                        "PE_p to PE_p+k at every position p whose p + k is in the table ({count} in all)."),
     "describe_section": "Values now: {values}.",
     "describe_fingerprint": ("Pairs {pairs_from} to {pairs_to}: the position closest to pos = {pos} is {q}, at "
                              "distance {distance}; none can exceed {largest}."),

@@ -51,7 +51,9 @@ def test_ladder_sentence_counts_the_pairs_whose_wavelength_is_at_most_T():
 def test_checks_sentence():
     s = ExplorerState(lang="es", d_model=32, T=24, k=-5)
     sentence = checks.describe(s)
-    assert "√(d_model/2) = 4.000" in sentence and "las 19 posiciones" in sentence
+    # 24 - |-5| = 19 positions p have p + k in the table; with |k| = T - 1 only one does (no "las 1 posiciones").
+    assert "√(d_model/2) = 4.000" in sentence and "(19 en total)" in sentence
+    assert "(1 in all)" in checks.describe(ExplorerState(lang="en", d_model=32, T=24, k=23))
 
 
 @pytest.mark.parametrize("lang", ["es", "en"])

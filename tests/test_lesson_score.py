@@ -170,7 +170,8 @@ def test_terms_follow_pos_k_and_heads_in_place(section):
     state.heads = "aligned"
     np.testing.assert_allclose(source.data["value"], core.qk_terms(7, 10, 24, 32, "aligned"), atol=1e-12)
     total = core.qk_terms(7, 10, 24, 32, "aligned").sum()
-    assert "qᵀk" in view.total.object and printed(total, ".3f") in view.total.object
+    # "score", not qᵀk: k is the offset on this page (n = pos + k), not the key vector.
+    assert "score = e·e + e·p + p·e + p·p = " + printed(total, ".3f") in view.total.object
 
 
 def test_pp_by_start_is_flat_only_with_aligned_heads(section):

@@ -94,6 +94,8 @@ def test_matrix_source_is_m_k_and_pos_does_not_touch_it(section):
 
 def test_wide_encoding_shows_the_corner_and_says_so(section):
     s = section.state
+    s.d_model = 2  # one pair: one block, said without "its 1 blocks"
+    assert "2 × 2, with one 2 × 2 block per pair (1 in all)" in section.note.object
     s.d_model = 512
     assert section.matrix.data["image"][0].shape == (MATRIX_SIZE, MATRIX_SIZE)
     assert section.matrix.data["dw"] == [64]
