@@ -1,7 +1,8 @@
 """Past the lesson, section «mistakes»: bugs that published code has shipped, switched on one at a time.
 
-The switch is the state's ``mistake`` (so it is in the address, and every view of the page shows
-it: the ladder and heatmap, the live checks, the S(k) samples). This section adds the figure that
+The switch is the state's ``mistake`` (so it is in the address, and the views that draw the table
+show it wherever they are on the page: the ladder and heatmap, the live checks, the S(k) samples; the
+clocks and the other sections draw the paper's encoding). This section adds the figure that
 shows the first thing to break, the length of every row (``mistake_norms``), and places the
 ladder, the two whole-table checks and the score curve under the prose that says, for each
 mistake, what breaks and what does not. The formulas of the bugs are ``core.mistake_columns``.
