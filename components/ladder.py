@@ -114,16 +114,11 @@ def ladder_data(d_model: int, base: float, mistake: str = "none") -> dict[str, n
 PAIR_BAR_WIDTH, COLUMN_BAR_WIDTH = 1.6, 0.8
 
 
-def pair_ticks(pairs: int) -> list[float]:
-    """Tick positions (column coordinates) for a readable subset of pairs."""
-    step = max(1, int(np.ceil(pairs / MAX_PAIR_TICKS)))
-    return [2.0 * i + 1.0 for i in range(0, pairs, step)]
-
-
-def column_ticks(columns: int) -> list[float]:
-    """Tick positions (column centres) for a readable subset of columns."""
-    step = max(1, int(np.ceil(columns / MAX_PAIR_TICKS)))
-    return [j + 0.5 for j in range(0, columns, step)]
+def bar_ticks(bars: int, width: int) -> list[float]:
+    """Tick positions (column coordinates) at the centres of a readable subset of ``bars`` bars, each
+    ``width`` columns wide: pairs (2) or, under a bug, single columns (1)."""
+    step = max(1, int(np.ceil(bars / MAX_PAIR_TICKS)))
+    return [width * (i + 0.5) for i in range(0, bars, step)]
 
 
 def column_layout(mistake: str) -> str:
@@ -298,7 +293,7 @@ class WavelengthLadder(pn.viewable.Viewer):
         s, lang = self.state, self.state.lang
         columns = s.mistake != "none"
         layout = column_layout(s.mistake)
-        self.ladder_figure.xaxis.ticker.ticks = column_ticks(s.d_model) if columns else pair_ticks(s.d_model // 2)
+        self.ladder_figure.xaxis.ticker.ticks = bar_ticks(s.d_model, 1) if columns else bar_ticks(s.d_model // 2, 2)
         suffix = "_columns" if columns else ""
         heatmap_x = {"pairs": "heatmap_x", "split": "heatmap_x_split", "sines": "heatmap_x_sines"}[layout]
         changes = {

@@ -255,7 +255,7 @@ class WhyNotSimpler(LessonSection):
         send_changes(self.ratio_marks, marks)
         self._values.update({
             "n": str(n), "ratio": number(value, 4), "other_length": str(length),
-            "same_place": self._same_place(same, length),
+            "same_place": self._same_place(same, tokens),
         })
 
     def _update_tables(self) -> None:
@@ -302,15 +302,15 @@ class WhyNotSimpler(LessonSection):
         })
         self.refresh_text()
 
-    def _same_place(self, same: float, length: int) -> str:
-        """Where token ``same`` (``n L / T``, not always whole) sits among the ``length`` tokens of the other text."""
+    def _same_place(self, same: float, tokens: list[int]) -> str:
+        """Where ``same`` (``n L / T``, not always whole) falls in the other text, given the ``tokens`` marked
+        for it: the one that holds it, the two around it, or (below 1) token 1 alone."""
         lang = self.state.lang
         if same == round(same):
-            return text(lang, "simpler_same_token", n=round(same))
-        if same < 1:
+            return text(lang, "simpler_same_token", n=tokens[0])
+        if len(tokens) == 1:
             return text(lang, "simpler_same_before_first")
-        return text(lang, "simpler_same_between", below=int(np.floor(same)), above=int(np.ceil(same)),
-                    value=number(same, 2))
+        return text(lang, "simpler_same_between", below=tokens[0], above=tokens[1], value=number(same, 2))
 
     def _samples(self, table: np.ndarray, lang: str) -> dict[str, object]:
         """``table[p] · table[p+k]`` for a few starts p over the table's rows (``distance``'s sampling)."""
