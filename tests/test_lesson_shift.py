@@ -131,9 +131,11 @@ def test_live_values_and_checks(section):
     for lang in ("es", "en"):
         assert section_prose("shift", lang).keys() <= set(section.live_values())
     values = section.live_values()
-    assert values["norm"] == "4" and values["k"] == "3" and values["angle"] == "3.0000"
+    assert values["norm"] == "4" and values["k"] == "3" and values["angle"] == "3.000"
     section.state.pair = 15
-    assert section.live_values()["angle"] == signed(3 / 10_000 ** (30 / 32))
+    # 3 · 10000^(-30/32) = 5.335e-4 rad: four significant digits, as the block's caption prints it
+    # (four decimals read 0.0005 here beside 0.0005335 in the caption).
+    assert section.live_values()["angle"] == "0.0005335"
     words = section.checks.rotation.object.rsplit(" ", 1)[-1].rstrip(".</p>")
     assert float(words) < 1e-13
 

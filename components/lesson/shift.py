@@ -160,7 +160,7 @@ class ShiftIsRotation(LessonSection):
         return {
             "k": str(s.k),
             "pair": str(s.pair),
-            "angle": signed(angle),
+            "angle": significant(angle, 4),
             "d_model": str(s.d_model),
             "pairs": str(s.d_model // 2),
             "norm": f"{core.expected_row_norm(s.d_model):.6g}",
