@@ -26,11 +26,27 @@ from tests.helpers import figure_count, plots_drawn, wait_until  # noqa: E402
 
 SIZES = ((1280, 800), (1920, 1080))
 
+# A formula stays hidden until KaTeX has typeset it (components/prose.py), after the figures are drawn.
+_UNTYPESET_ON_SCREEN = """(maths) => maths.filter((m) => {
+  const box = m.getBoundingClientRect();
+  return box.bottom > 0 && box.top < innerHeight && m.querySelector(".katex") === null;
+}).length"""
+
+
+def formulas_shown(page, full_page: bool) -> bool:
+    """Whether every formula the screenshot will hold is typeset."""
+    maths = page.locator(".pe-prose .math")
+    if full_page:
+        return maths.evaluate_all('(maths) => maths.every((m) => m.querySelector(".katex") !== null)')
+    return maths.evaluate_all(_UNTYPESET_ON_SCREEN) == 0
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
     parser.add_argument("--routes", nargs="*", default=["/", "explore", *SECTIONS, *VIEWS])
     parser.add_argument("--query", default="", help="extra query string, e.g. d_model=512&T=512")
+    parser.add_argument("--figures", type=int, default=None,
+                        help="figures to wait for (default: the route's; a presented slide shows fewer)")
     parser.add_argument("--full-page", action="store_true", help="capture the whole scrollable page")
     parser.add_argument("--embed-dialog", action="store_true",
                         help="open the Embed dialog first; files are named embed-<route>-<lang>-<W>x<H>.png")
@@ -46,8 +62,10 @@ def main() -> None:
                     page = browser.new_page(viewport={"width": width, "height": height})
                     query = f"lang={lang}" + (f"&{args.query}" if args.query else "")
                     page.goto(f"{base}/{route.strip('/')}?{query}")
-                    figures = figure_count(route)
+                    figures = args.figures or figure_count(route)
                     wait_until(lambda page=page, n=figures: plots_drawn(page, n), timeout=30)
+                    wait_until(lambda page=page: formulas_shown(page, args.full_page), timeout=30,
+                               message="the formulas typeset")
                     name = (route.strip("/") or "lesson") + f"-{lang}-{width}x{height}.png"
                     if args.embed_dialog:
                         page.get_by_role("button", name=text(lang, "embed_button")).click()
