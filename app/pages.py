@@ -65,7 +65,9 @@ VIEWS: dict[str, ViewSpec] = {
 }
 
 #: The controls stay in view while the page scrolls: a teacher drags and the room watches.
-SIDEBAR_CSS = ":host { position: sticky; top: 0; align-self: flex-start; max-height: 100vh; overflow-y: auto; }"
+SIDEBAR_CSS = (":host { position: sticky; top: 0; align-self: flex-start; max-height: 100vh; overflow-y: auto; }"
+               # Narrower than the sidebar and a view side by side, the views wrap under it: it scrolls away.
+               " @media (max-width: 1000px) { :host { position: static; max-height: none; } }")
 
 ALL_CONTROLS = ("d_model", "T", "base", "pair", "pos", "k", "lesson_preset", "paper_preset")
 
@@ -123,14 +125,15 @@ def header(state: ExplorerState, link: tuple[str, str] | None = None, kind: str 
     lang = state.lang
     title = html_pane(f'<h1 class="pe-title">{html.escape(text(lang, "page_title"))}</h1>'
                       f'<p class="pe-subtitle">{html.escape(text(lang, "page_subtitle"))}</p>',
-                      sizing_mode="stretch_width")
+                      sizing_mode="stretch_width", styles={"flex": "1 1 420px"})
     parts: list = [title]
     if link is not None:
         parts.append(StateLinks([[text(lang, link[0]), link[1], ""]], name="page_link", width=300, height=40,
                                 sizing_mode="fixed", margin=(25, 10)))
     parts += page_tools(state, kind, controls)
     parts.append(language_link(state))
-    return pn.Row(*parts, sizing_mode="stretch_width", css_classes=["pe-header"])
+    # On a narrow page the link and the buttons wrap under the title instead of lying over it.
+    return pn.Row(*parts, sizing_mode="stretch_width", css_classes=["pe-header"], styles={"flex-wrap": "wrap"})
 
 
 def heading(state: ExplorerState, name: str) -> pn.viewable.Viewable:
@@ -270,11 +273,14 @@ def explore_page() -> pn.viewable.Viewable:
     controls = pn.Column(
         html_pane(f'<h2 class="pe-section">{html.escape(text(state.lang, "controls"))}</h2>'),
         Controls(state, shown),
-        width=340, css_classes=["pe-sidebar"], name="controls", stylesheets=[SIDEBAR_CSS],
+        # 340 px at most, in CSS: a fixed width would add to the row's minimum and keep the views from
+        # wrapping under it on a narrow page (an iframe).
+        sizing_mode="stretch_width", max_width=340, styles={"flex": "0 0 340px"},
+        css_classes=["pe-sidebar"], name="controls", stylesheets=[SIDEBAR_CSS],
     )
     # Headings and views side by side in one column (not a column per section): one layout
     # holds every later view's place, and filling a place re-renders nothing around it.
-    views = pn.Column(sizing_mode="stretch_width", name="views")
+    views = pn.Column(sizing_mode="stretch_width", name="views", styles={"flex": "1 1 620px"})
     later: dict[int, str] = {}
     for name in VIEWS:
         views.append(heading(state, name))
@@ -286,7 +292,7 @@ def explore_page() -> pn.viewable.Viewable:
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
     parts = [header(state, ("explore_lesson", "/"), kind="explore", controls=(*VIEW_PARAMETERS, "play")),
              notice_alert(state.lang, notices),
-             pn.Row(controls, views, sizing_mode="stretch_width") if shown else views,
+             pn.Row(controls, views, sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}) if shown else views,
              AddressBar(state, title=text(state.lang, "page_title")), anchor, *page_extras(state, "explore")]
     page = pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                      stylesheets=[STYLESHEET], css_classes=["pe-page"])

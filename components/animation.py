@@ -97,8 +97,9 @@ class Animation(pn.viewable.Viewer):
             width=150, margin=(0, 10, 5, 10), stylesheets=[WIDGET_STYLESHEET])
         self.loop = checkbox_for(state, "loop", text(lang, "animation_loop"))
         self.play_k = checkbox_for(state, "play_k", text(lang, "animation_k"))
+        # Wraps on a narrow page (an iframe in a course page) rather than running off its right edge.
         self._layout = pn.Row(self.toggle, self.speed, self.loop, self.play_k, name="animation",
-                              css_classes=["pe-animation"], margin=0)
+                              css_classes=["pe-animation"], margin=0, styles={"flex-wrap": "wrap"})
         state.param.watch(self._run, ["play"])
         state.param.watch(self._retime, ["speed"])
 

@@ -127,7 +127,10 @@ def row_faces(start: int, stop: int, pair: int, d_model: int, base: float, lang:
         "pair": pairs.tolist(),
         "x": short(ROW_SPACING * np.arange(pairs.size)),
         "pair_label": [text(lang, "clock_pair_label", pair=int(i)) for i in pairs],
-        "wavelength_label": [text(lang, "clock_wavelength", wavelength=format_wavelength(w)) for w in lam],
+        # "λ = 6.3  11.2  19.9 …": the name once, so that the numbers fit between the clocks on a narrow
+        # page and in presentation mode's double type.
+        "wavelength_label": [text(lang, "clock_wavelength", wavelength=format_wavelength(w)) if n == 0
+                             else format_wavelength(w) for n, w in enumerate(lam)],
         "line_color": [COLORS["selected"] if s else FACE_COLOR for s in selected],
         "line_width": [4.0 if s else 2.0 for s in selected],
         "label_color": [COLORS["selected"] if s else COLORS["ink"] for s in selected],
@@ -435,7 +438,10 @@ class PairClocks(pn.viewable.Viewer):
         # Deeper at the bottom: two lines of text about the arc sit under the face.
         self.pair_frame = ColumnDataSource(name="pair_clock_frame", data={"left": [-lim], "right": [lim],
                                                                          "top": [lim], "bottom": [-lim - 0.25]})
-        self.pair_figure = _clock_figure("pair_clock_plot", 460, self.pair_frame, width=470, sizing_mode="fixed")
+        # Up to 470 px wide, at least 320 (a CSS floor: Panel would add a min_width to the row's and keep
+        # the block from wrapping under the clock on a narrow page).
+        self.pair_figure = _clock_figure("pair_clock_plot", 460, self.pair_frame, max_width=470,
+                                         styles={"flex": "1 1 470px", "min-width": "320px"})
         p = self.pair_figure
         p.axis.visible = True
         p.grid.visible = True
@@ -470,8 +476,7 @@ class PairClocks(pn.viewable.Viewer):
         p.xaxis.ticker = p.yaxis.ticker = [-1.0, -0.5, 0.0, 0.5, 1.0]
         style_figure(p)
 
-        self.block = LiveHTML(name="rotation_block", css=BLOCK_CSS, min_width=420, max_width=720,
-                              sizing_mode="stretch_width")
+        self.block = LiveHTML(name="rotation_block", css=BLOCK_CSS, min_width=420, sizing_mode="stretch_width")
         note = html_pane(f'<p class="pe-readout">{html.escape(text(lang, "block_note"))}</p>',
                          min_width=420, max_width=720, sizing_mode="stretch_width")
         self.pair_title = LiveHTML(name="pair_clock_title", sizing_mode="stretch_width")
@@ -481,8 +486,12 @@ class PairClocks(pn.viewable.Viewer):
             _heading(lang, "clocks_strip_title"),
             pn.pane.Bokeh(self.strip_figure, sizing_mode="stretch_width"),
             self.pair_title,
-            pn.Row(pn.pane.Bokeh(self.pair_figure), pn.Column(self.block, note, sizing_mode="stretch_width"),
-                   sizing_mode="stretch_width"),
+            # The block goes under the clock when the two do not fit side by side (a narrow iframe, a
+            # projector's 1280 px in presentation mode, where both carry double type).
+            pn.Row(pn.pane.Bokeh(self.pair_figure),
+                   # In rem, as the table's type: double in presentation mode, and so its width.
+                   pn.Column(self.block, note, sizing_mode="stretch_width", styles={"flex": "1 1 27rem"}),
+                   sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}),
             Description(state, text(lang, "clocks_title"), describe, ("d_model", "base", "pair", "pos", "k"),
                         name="clocks_description"),
             sizing_mode="stretch_width", name="clocks_view",

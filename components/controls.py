@@ -63,6 +63,8 @@ def widget_for(state: ExplorerState, name: str, prefix: str = "") -> pn.widgets.
         options["options"] = {text(state.lang, f"{name}_{value}"): value for value in state.param[name].objects}
         options["color"] = "primary"
         options["variant"] = "outline"
+        # Long labels ("none (correct table)") wrap onto a second line of buttons on a narrow page.
+        options["stylesheets"] = [WIDGET_STYLESHEET, ".bk-btn-group { flex-wrap: wrap; row-gap: 4px; }"]
     elif issubclass(kind, pn.widgets.TextInput):
         options["placeholder"] = text(state.lang, f"{name}_placeholder")
     widget = kind.from_param(state.param[name], **options)

@@ -13,8 +13,9 @@ rebuild them; this module restyles the models a page already has:
   sends them again.
 * **presentation**: every font size of a figure becomes at least
   ``PRESENT_MIN_FONT_PX`` px (about twice the reading size), every line of a
-  glyph at least ``PRESENT_MIN_LINE`` px wide, and the figures grow by
-  ``PRESENT_GROWTH`` to carry the larger type.
+  glyph at least ``PRESENT_MIN_LINE`` px wide, and the figures (their fixed
+  sizes, or the width a stretching one may reach) grow by ``PRESENT_GROWTH``
+  to carry the larger type.
 
 ``FigureStyler`` does it for a whole session: once for the page's first
 render, and again for every part a page adds later (a lesson section built
@@ -160,6 +161,8 @@ def restyle_model(model: Model, *, dark: bool, present: bool) -> None:
             fixed = side == "height" or model.sizing_mode in (None, "fixed", "stretch_height")
             if size and fixed:
                 setattr(model, side, round(size * PRESENT_GROWTH))
+        if model.max_width:  # a figure that stretches up to a width grows as a fixed one does
+            model.max_width = round(model.max_width * PRESENT_GROWTH)
         for border in ("min_border_left", "min_border_bottom"):
             if getattr(model, border):
                 setattr(model, border, round(getattr(model, border) * PRESENT_GROWTH))

@@ -217,7 +217,8 @@ def test_presentation_sets_large_type_and_thick_lines_on_the_figures_themselves(
             widths.append(model.line_width)
     assert sizes and min(sizes) >= 30
     assert widths and min(widths) >= 3
-    assert view.pair_figure.width == round(470 * 1.5)
+    # The large clock stretches up to 470 px (it wraps above its block on a narrow page): that bound grows.
+    assert view.pair_figure.max_width == round(470 * 1.5)
 
 
 def test_dark_theme_restyles_the_figures_in_place_and_leaves_the_numbers_alone():

@@ -141,7 +141,8 @@ class Fingerprint(LessonSection):
             button.on_click(lambda _event, handler=handler: handler())
             self.buttons.append(button)
         self.presets = pn.Row(html_pane(f'<p class="pe-readout">{html.escape(text(lang, "fingerprint_presets"))}:</p>'),
-                              *self.buttons, sizing_mode="stretch_width", name="fingerprint_presets")
+                              *self.buttons, sizing_mode="stretch_width", name="fingerprint_presets",
+                              styles={"flex-wrap": "wrap"})
 
         self._update_table()
 
