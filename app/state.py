@@ -72,6 +72,8 @@ SPEEDS: tuple[int, ...] = (1, 2, 3, 5, 8, 12, 20)
 #: A slide's name: a lesson section's slug or a view's name (the page checks it against its own).
 SLIDE_PATTERN = re.compile(r"^[a-z][a-z_]{0,39}$")
 #: How "yes" and "no" may be written in the address.
+#: Parameters that ``ExplorerState.query`` leaves out while they are empty.
+LEFT_OUT_WHEN_EMPTY = ("sentence", "follow")
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off")
 #: Following a teacher's room.
@@ -206,7 +208,7 @@ class ExplorerState(param.Parameterized):
         query = {}
         for name in URL_PARAMETERS:
             value = getattr(self, name)
-            if name in ("sentence", "follow") and not value:
+            if name in LEFT_OUT_WHEN_EMPTY and not value:
                 continue
             if name in PAGE_PARAMETERS:
                 if value == self.param[name].default:
@@ -432,7 +434,9 @@ def valid_room_id(text: object) -> bool:
 
 def _to_float(text: str) -> float | None:
     try:
-        number = float(text)
+        # The page prints negative numbers with U+2212 MINUS SIGN (app.strings.minus_sign): one copied
+        # from it into an address is read as the number it shows.
+        number = float(text.replace("\u2212", "-"))
     except ValueError:
         return None
     return number if math.isfinite(number) else None

@@ -10,7 +10,7 @@ import panel as pn
 import param
 
 from app.fastsync import push_property
-from app.state import PAGE_PARAMETERS, SIZE_PARAMETERS, URL_PARAMETERS, ExplorerState, source_of
+from app.state import LEFT_OUT_WHEN_EMPTY, PAGE_PARAMETERS, SIZE_PARAMETERS, URL_PARAMETERS, ExplorerState, source_of
 from components.plainjs import PlainJSComponent
 
 
@@ -87,8 +87,9 @@ class AddressBar(PlainJSComponent):
     query = param.String(default="", doc="The state's query string (without '?').")
     title = param.String(default="", doc="Title of the browser tab.")
     lang = param.String(default="", doc="Language code of the page.")
-    optional = param.List(default=list(PAGE_PARAMETERS), doc=(
-        "Keys the query leaves out at their defaults: removed from the address when the query lacks them."))
+    optional = param.List(default=[*PAGE_PARAMETERS, *LEFT_OUT_WHEN_EMPTY], doc=(
+        "Keys the query leaves out at their defaults or when empty: removed from the address when the query "
+        "lacks them (a sentence set back to the lesson's leaves no stale one behind)."))
 
     _esm = """
     export function render({ model }) {

@@ -93,7 +93,8 @@ class Animation(pn.viewable.Viewer):
             width=260, margin=(5, 10), stylesheets=[WIDGET_STYLESHEET, BAR_CSS])
         self.speed = pn.widgets.Select.from_param(
             state.param.speed, name=text(lang, "animation_speed"),
-            options={text(lang, "animation_speed_value", speed=s): s for s in SPEEDS},
+            options={text(lang, "animation_speed_value_one" if s == 1 else "animation_speed_value", speed=s): s
+                     for s in SPEEDS},
             width=150, margin=(0, 10, 5, 10), stylesheets=[WIDGET_STYLESHEET])
         self.loop = checkbox_for(state, "loop", text(lang, "animation_loop"))
         self.play_k = checkbox_for(state, "play_k", text(lang, "animation_k"))

@@ -20,13 +20,15 @@ def _echo(given: str) -> str:
     return html.escape(cut, quote=True)
 
 
+def notice_line(lang: str, notice: Notice) -> str:
+    """One notice as HTML text; the input it echoes is escaped (and cut to ``ECHO_LIMIT``)."""
+    return text(lang, f"notice_{notice.reason}", parameter=html.escape(notice.parameter),
+                given=_echo(notice.given), used=html.escape(notice.used))
+
+
 def notice_html(lang: str, notices: Sequence[Notice]) -> str:
     """The notices as an HTML list; every piece of user input is escaped."""
-    items = "".join(
-        "<li>" + text(lang, f"notice_{n.reason}", parameter=html.escape(n.parameter),
-                      given=_echo(n.given), used=html.escape(n.used)) + "</li>"
-        for n in notices
-    )
+    items = "".join(f"<li>{notice_line(lang, n)}</li>" for n in notices)
     return f"<strong>{html.escape(text(lang, 'notice_title'))}</strong><ul>{items}</ul>"
 
 

@@ -184,9 +184,50 @@ def test_presets_set_both_orders():
     assert state.sentence == "" and view.outputs.data["word"] == EN_PAIR[0]
 
 
+def test_a_typed_sentence_cut_to_fit_says_so_until_another_is_chosen():
+    """13 words typed keep 12, and the readout says what was cut (escaped), as the URL's notice does."""
+    state = ExplorerState(lang="en")
+    view = OrderIsMeaning(state)
+    state.sentence = "<b>w1</b> " + " ".join(f"w{n}" for n in range(2, 14))
+    assert state.sentence.split() == ["<b>w1</b>"] + [f"w{n}" for n in range(2, 13)]
+    assert "was cut" in view.readout.object and "“&lt;b&gt;w1&lt;/b&gt; w2" in view.readout.object
+    assert "<b>" not in view.readout.object
+    view.pick("order_preset_3")
+    assert "was cut" not in view.readout.object
+    state.sentence = "supercalifragilisticexpialidocious is long"
+    assert state.sentence == "supercalifragilisticexpi is long" and "was cut" in view.readout.object
+    state.sentence = "a b c"  # typed whole: no notice
+    assert "was cut" not in view.readout.object
+
+
+def test_a_sentence_with_one_order_is_told_so_and_its_axis_keeps_a_unit_scale():
+    state = ExplorerState(lang="es")
+    view = OrderIsMeaning(state)
+    for sentence in ("gato", "a a a"):
+        state.sentence = sentence
+        view.shuffle()
+        assert state.sentence == sentence
+        assert "solo tiene un orden" in view.readout.object, view.readout.object
+        # Nothing moves: a unit axis, not one of 1.3e-9 (its ticks printed 2.000e-10 …).
+        assert (view.outputs_plot.x_range.start, view.outputs_plot.x_range.end) == (0, 1.3)
+    state.sentence = "gato perro"
+    assert "Barajar" in view.readout.object  # two words: a shuffle can reorder them
+
+
 # --------------------------------------------------------------------------
 # In the browser.
 # --------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_a_sentence_set_back_to_the_lessons_leaves_the_address(page, app_url):
+    page.goto(f"{app_url}/order?lang=en&sentence=hello+world")
+    wait_for_source(page, "order_outputs", lambda d: list(d["word"]) == ["hello", "world"])
+    assert "sentence=hello" in page.evaluate("window.location.search")
+    page.get_by_role("button", name=" ".join(EN_PAIR[0])).click()
+    wait_for_source(page, "order_outputs", lambda d: list(d["word"]) == EN_PAIR[0])
+    wait_until(lambda: "sentence" not in page.evaluate("window.location.search"), timeout=10,
+               message="the stale sentence left the address")
 
 @pytest.mark.browser
 def test_order_page(page, app_url, console_errors):

@@ -683,3 +683,22 @@ def test_a_fractional_odd_reserve_gets_one_notice_with_the_value_used():
     values, notices = parse_query({"reserve": "2.75"})
     assert values == {"reserve": 2}
     assert [(n.parameter, n.used, n.reason) for n in notices] == [("reserve", "2", "rounded")]
+
+
+@pytest.mark.parametrize(("given", "used"), [("\u22123", -3), (" \u22122 ", -2), ("-1", -1), ("\u2212", None)])
+def test_a_number_copied_from_the_page_reads_its_minus_sign(given, used):
+    """The page prints −3 with U+2212 (app.strings.minus_sign); pasted into an address it is −3, not junk."""
+    values, notices = parse_query({"T": "24", "pos": "10", "k": given})
+    if used is None:
+        assert [n.reason for n in notices] == ["not_a_number"]
+    else:
+        assert values["k"] == used and notices == []
+
+
+def test_the_speed_menu_says_step_for_one():
+    from components.animation import Animation
+
+    assert 1 in SPEEDS
+    for lang, one in (("es", "1 paso/s"), ("en", "1 step/s")):
+        menu = Animation(ExplorerState(lang=lang)).speed
+        assert one in menu.options and "1 pasos/s" not in menu.options and "1 steps/s" not in menu.options

@@ -35,9 +35,11 @@ from bokeh.plotting import figure
 from bokeh.transform import dodge
 
 from app import core
+from app.state import Notice, clean_sentence
 from app.strings import number, text
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
+from components.notices import notice_line
 from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, html_pane, style_figure
 
 #: The example sentences: keys of the string table, each an original and its reordering.
@@ -142,6 +144,10 @@ class OrderIsMeaning(LessonSection):
         self.shuffle_button = pn.widgets.Button(label=text(lang, "order_shuffle"), color="primary",
                                                 stylesheets=[WIDGET_STYLESHEET])
         self.shuffle_button.on_click(lambda _event: self.shuffle())
+        #: (typed, kept) when the last sentence typed was cut to fit (``app.state.clean_sentence``).
+        self._cut: tuple[str, str] | None = None
+        self._readout_text = ""
+        state.param.watch(self._note_cut, "sentence")
         self._update()
 
     # ------------------------------------------------------------------
@@ -176,6 +182,20 @@ class OrderIsMeaning(LessonSection):
                 break
         self.state.sentence = " ".join(words[i] for i in order)
 
+    def _note_cut(self, event: param.parameterized.Event) -> None:
+        """A typed sentence that the state cuts to fit is said so under the figures, as a URL's is at the top."""
+        kept = clean_sentence(event.new)
+        if kept != " ".join(str(event.new).split()):
+            self._cut = (event.new, kept)
+            self._show_readout()
+
+    def _show_readout(self) -> None:
+        notice = ""
+        if self._cut is not None and self._cut[1] == self.state.sentence:
+            line = notice_line(self.state.lang, Notice("sentence", *self._cut, "sentence_cut"))
+            notice = f'<p class="pe-notice" role="status">{line}</p>'
+        self.readout.object = notice + html.escape(self._readout_text)
+
     # ------------------------------------------------------------------
     # Updates.
     # ------------------------------------------------------------------
@@ -193,7 +213,8 @@ class OrderIsMeaning(LessonSection):
         rows = np.arange(n, dtype=np.float64)
         y = (n - 1 - rows).tolist()  # first word on top
         moved = match != np.arange(n)
-        top = max(with_pe.max(), 1e-9)
+        # Nothing reordered, nothing moves: the axis keeps a unit scale (a 1e-9 one printed 2.000e-10 ticks).
+        top = float(with_pe.max()) if moved.any() else 1.0
         with pn.io.hold():
             self.words.data = {
                 "x": [-0.35] * n + [0.35] * n,
@@ -220,11 +241,14 @@ class OrderIsMeaning(LessonSection):
                                                                                                  strict=True)}
             self.outputs_plot.height = n * ROW_HEIGHT + 150
             if moved.any():
-                self.readout.object = html.escape(text(
+                self._readout_text = text(
                     s.lang, "order_readout", original=" ".join(original), current=" ".join(current),
-                    without=scientific(float(without.max())), with_pe=number(float(with_pe.min()), 3)))
+                    without=scientific(float(without.max())), with_pe=number(float(with_pe.min()), 3))
             else:
-                self.readout.object = html.escape(text(s.lang, "order_readout_same", current=" ".join(current)))
+                # One word, or one word repeated: no shuffle can reorder it.
+                key = "order_readout_same" if len(set(current)) > 1 else "order_readout_fixed"
+                self._readout_text = text(s.lang, key, current=" ".join(current))
+            self._show_readout()
             self._values = {"d_model": str(s.d_model), "words": str(n),
                             "max_without": scientific(float(without.max())),
                             "min_with": number(float(with_pe.min()), 3), "max_with": number(float(with_pe.max()), 3)}
