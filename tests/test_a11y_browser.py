@@ -276,6 +276,14 @@ def test_the_lesson_walked_by_keyboard_alone(page, app_url, console_errors):
     assert console_errors == []
 
 
+def test_the_sentence_box_shows_its_focus_as_every_control_does(page, app_url):
+    """Bokeh's input style takes the outline off a focused text box; the app's puts the same ring back."""
+    page.goto(f"{app_url}/order?lang=en")
+    settle(page, "/order")
+    stops = tab_until(page, lambda s: s.get("tag") == "INPUT" and s.get("type") == "text")
+    assert stops[-1]["outline"], stops[-1]
+
+
 def test_nothing_traps_the_focus(page, app_url):
     """Tab moves on from every control of /explore: the focus never stays on one element."""
     page.goto(f"{app_url}/explore?lang=en")
