@@ -391,6 +391,16 @@ def lesson_page() -> pn.viewable.Viewable:
                      stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-lesson"])
 
 
+def single_page_tools(state: ExplorerState, kind: str, controls: tuple[str, ...]) -> list[pn.viewable.Viewable]:
+    """The top bar's tools of a section's or a view's own page: the Embed button, and the language link a
+    reader who opens the page on its own needs (``/`` and ``/explore`` have theirs in the header). Not in an
+    embed that chose its controls (``controls=``), nor drawn into another site's page, whose language it is."""
+    tools = page_tools(state, kind, controls)
+    if not state.controls and not script_embedded():
+        tools.append(language_link(state))
+    return tools
+
+
 def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
     """A page factory for one lesson section alone, with links to its neighbours (for iframes)."""
 
@@ -398,7 +408,7 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
         state, notices = session_state()
         section = LESSON[slug](state)
         # Every page has the play control (components/present.py), which an embed may keep.
-        tools = page_tools(state, "section", (*LESSON[slug].controls, "play"))
+        tools = single_page_tools(state, "section", (*LESSON[slug].controls, "play"))
         parts = [notice_alert(state.lang, notices),
                  section_heading(state, slug), section,
                  section_pager(state, slug, alone=True),
@@ -420,7 +430,7 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
         view = spec.view(state)
         # controls= (an embed's choice): only the sliders it names; the page's play control only with "play".
         shown = [p for p in spec.controls if state.shows(p)]
-        tools = page_tools(state, "view", (*spec.controls, "play"))
+        tools = single_page_tools(state, "view", (*spec.controls, "play"))
         parts = [notice_alert(state.lang, notices),
                  Controls(state, shown, columns=3) if shown else None, view,
                  None if script_embedded() else AddressBar(state, title=text(state.lang, "page_title")),

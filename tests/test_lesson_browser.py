@@ -379,3 +379,22 @@ def test_a_section_far_from_the_reader_sleeps_and_catches_up_when_the_reader_ret
                message="the section did not catch up")
     assert page.evaluate("window.__matrixSends") == 1  # one catch-up, not one per missed step
     assert console_errors == []
+
+
+@pytest.mark.parametrize("route", ["hands", "clocks"])
+def test_a_page_of_its_own_switches_language_keeping_its_state(page, app_url, route):
+    """A section's or a view's own page (one step a day) has the language link that / and /explore have;
+    an embed that chose its controls does not (its course page chose the language)."""
+    page.goto(f"{app_url}/{route}?lang=es&d_model=32&T=24&pos=5&k=2")
+    link = page.get_by_role("link", name="English")
+    expect(link).to_be_visible(timeout=30000)
+    link.click()
+    page.wait_for_url(lambda url: parse_qs(urlparse(url).query).get("lang") == ["en"])
+    query = parse_qs(urlparse(page.url).query)
+    assert query["pos"] == ["5"] and query["k"] == ["2"]
+    expect(page.get_by_role("link", name="Español")).to_be_visible(timeout=30000)
+
+    page.goto(f"{app_url}/{route}?lang=es&controls=k")
+    wait_until(lambda: model_property(page, "address_bar", "query") is not None, timeout=30,
+               message="the embed drawn")
+    assert page.get_by_role("link", name="English").count() == 0
