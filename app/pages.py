@@ -397,7 +397,9 @@ def single_page_tools(state: ExplorerState, kind: str, controls: tuple[str, ...]
     embed that chose its controls (``controls=``), nor drawn into another site's page, whose language it is."""
     tools = page_tools(state, kind, controls)
     if not state.controls and not script_embedded():
-        tools.append(language_link(state))
+        link = language_link(state)
+        link.stylesheets = [*link.stylesheets, ".pe-lang { margin-top: 4px; }"]  # level with the bar's buttons
+        tools.append(link)
     return tools
 
 
