@@ -45,7 +45,7 @@ from components.links import StateLinks
 from components.notices import notice_alert
 from components.plainjs import PlainJSComponent
 from components.present import Presentation, Slide, choose_slide
-from components.theme import FIND_BY_ID_JS, STYLESHEET, html_pane
+from components.theme import FIND_BY_ID_JS, STYLESHEET, WRAP, html_pane
 
 
 @dataclass(frozen=True)
@@ -112,11 +112,12 @@ def session_state() -> tuple[ExplorerState, list[Notice]]:
     return ExplorerState(**values), notices
 
 
-def language_link(state: ExplorerState) -> LanguageLink:
-    """A link to the same view in the other language."""
+def language_link(state: ExplorerState, top: int) -> LanguageLink:
+    """A link to the same view in the other language, ``top`` px below the top of its row (level with the
+    header's other links, or with the top bar's buttons)."""
     other = next(code for code in LANGUAGES if code != state.lang)
     return LanguageLink(label=text(state.lang, "language_switch"), target=other, name="language_link",
-                        stylesheets=[STYLESHEET])
+                        stylesheets=[STYLESHEET], margin=(top, 0, 0, 0))
 
 
 def header(state: ExplorerState, link: tuple[str, str] | None = None, kind: str = "lesson",
@@ -131,9 +132,9 @@ def header(state: ExplorerState, link: tuple[str, str] | None = None, kind: str 
         parts.append(StateLinks([[text(lang, link[0]), link[1], ""]], name="page_link", width=300, height=40,
                                 sizing_mode="fixed", margin=(25, 10)))
     parts += page_tools(state, kind, controls)
-    parts.append(language_link(state))
+    parts.append(language_link(state, top=18))
     # On a narrow page the link and the buttons wrap under the title instead of lying over it.
-    return pn.Row(*parts, sizing_mode="stretch_width", css_classes=["pe-header"], styles={"flex-wrap": "wrap"})
+    return pn.Row(*parts, sizing_mode="stretch_width", css_classes=["pe-header"], styles=WRAP)
 
 
 def heading(state: ExplorerState, name: str) -> pn.viewable.Viewable:
@@ -292,7 +293,7 @@ def explore_page() -> pn.viewable.Viewable:
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
     parts = [header(state, ("explore_lesson", "/"), kind="explore", controls=(*VIEW_PARAMETERS, "play")),
              notice_alert(state.lang, notices),
-             pn.Row(controls, views, sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}) if shown else views,
+             pn.Row(controls, views, sizing_mode="stretch_width", styles=WRAP) if shown else views,
              AddressBar(state, title=text(state.lang, "page_title")), anchor, *page_extras(state, "explore")]
     page = pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                      stylesheets=[STYLESHEET], css_classes=["pe-page"])
@@ -397,9 +398,7 @@ def single_page_tools(state: ExplorerState, kind: str, controls: tuple[str, ...]
     embed that chose its controls (``controls=``), nor drawn into another site's page, whose language it is."""
     tools = page_tools(state, kind, controls)
     if not state.controls and not script_embedded():
-        link = language_link(state)
-        link.stylesheets = [*link.stylesheets, ".pe-lang { margin-top: 4px; }"]  # level with the bar's buttons
-        tools.append(link)
+        tools.append(language_link(state, top=4))
     return tools
 
 

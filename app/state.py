@@ -71,9 +71,9 @@ THEMES = ("light", "dark")
 SPEEDS: tuple[int, ...] = (1, 2, 3, 5, 8, 12, 20)
 #: A slide's name: a lesson section's slug or a view's name (the page checks it against its own).
 SLIDE_PATTERN = re.compile(r"^[a-z][a-z_]{0,39}$")
-#: How "yes" and "no" may be written in the address.
 #: Parameters that ``ExplorerState.query`` leaves out while they are empty.
 LEFT_OUT_WHEN_EMPTY = ("sentence", "follow")
+#: How "yes" and "no" may be written in the address.
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off")
 #: Following a teacher's room.
@@ -247,6 +247,13 @@ def clean_sentence(text: str) -> str:
     return " ".join([word for word in words if word][:MAX_WORDS])
 
 
+def sentence_cut(given: str) -> Notice | None:
+    """The notice for a sentence that ``clean_sentence`` cuts (words, length, control characters), or ``None``
+    when it keeps all of it (spaces aside)."""
+    kept = clean_sentence(given)
+    return None if kept == " ".join(str(given).split()) else Notice("sentence", str(given), kept, "sentence_cut")
+
+
 def set_together(state: param.Parameterized, values: Mapping[str, object]) -> None:
     """Set those of ``values`` that differ from ``state``'s, its watchers called once for all of them.
 
@@ -372,8 +379,8 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
     choice("mistake", MISTAKES)
     if "sentence" in args:
         values["sentence"] = clean_sentence(args["sentence"])
-        if values["sentence"] != " ".join(args["sentence"].split()):
-            note("sentence", args["sentence"], values["sentence"], "sentence_cut")
+        if (cut := sentence_cut(args["sentence"])) is not None:
+            notices.append(cut)
 
     if "controls" in args:
         values["controls"], bad = clean_controls(args["controls"])

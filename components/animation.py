@@ -23,7 +23,7 @@ from app.state import SPEEDS, ExplorerState
 from app.strings import text
 from components.address import refresh_address
 from components.plainjs import PlainJSComponent
-from components.theme import WIDGET_STYLESHEET
+from components.theme import WIDGET_STYLESHEET, WRAP
 
 #: The bar's look: one row that wraps; every colour from the theme's variables.
 BAR_CSS = """
@@ -100,7 +100,7 @@ class Animation(pn.viewable.Viewer):
         self.play_k = checkbox_for(state, "play_k", text(lang, "animation_k"))
         # Wraps on a narrow page (an iframe in a course page) rather than running off its right edge.
         self._layout = pn.Row(self.toggle, self.speed, self.loop, self.play_k, name="animation",
-                              css_classes=["pe-animation"], margin=0, styles={"flex-wrap": "wrap"})
+                              css_classes=["pe-animation"], margin=0, styles=WRAP)
         state.param.watch(self._run, ["play"])
         state.param.watch(self._retime, ["speed"])
 

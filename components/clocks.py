@@ -54,7 +54,7 @@ from app.strings import minus_sign, significant, text
 from components.describe import Description
 from components.legend import detach_legends
 from components.sources import send_changes
-from components.theme import COLORS, MOVING, LiveHTML, html_pane, style_figure
+from components.theme import COLORS, MOVING, WRAP, LiveHTML, html_pane, style_figure
 
 #: Clocks in the row at most: readable at 1280 px next to the sidebar.
 ROW_SIZE = 9
@@ -491,7 +491,7 @@ class PairClocks(pn.viewable.Viewer):
             pn.Row(pn.pane.Bokeh(self.pair_figure),
                    # In rem, as the table's type: double in presentation mode, and so its width.
                    pn.Column(self.block, note, sizing_mode="stretch_width", styles={"flex": "1 1 27rem"}),
-                   sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}),
+                   sizing_mode="stretch_width", styles=WRAP),
             Description(state, text(lang, "clocks_title"), describe, ("d_model", "base", "pair", "pos", "k"),
                         name="clocks_description"),
             sizing_mode="stretch_width", name="clocks_view",

@@ -19,6 +19,10 @@ STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 #: handed to every component that shows our own markup.
 STYLESHEET = (STATIC_DIR / "app.css").read_text(encoding="utf-8")
 WIDGET_STYLESHEET = (STATIC_DIR / "widgets.css").read_text(encoding="utf-8")
+#: ``styles`` of a ``pn.Row`` whose items go onto a next line when they do not fit (a narrow iframe,
+#: presentation mode's double type). Panel gives a row the sum of its children's widths as its
+#: min_width, so an item that should wrap sets its width in CSS (a ``flex`` basis), not in Panel.
+WRAP = {"flex-wrap": "wrap"}
 
 #: Okabe-Ito colours (colour-blind safe); each role means the same in every view.
 COLORS: dict[str, str] = {

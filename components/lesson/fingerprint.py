@@ -29,7 +29,7 @@ from app.strings import number, text
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, WIDGET_STYLESHEET, LiveHTML, html_pane, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, WIDGET_STYLESHEET, WRAP, LiveHTML, html_pane, style_figure
 
 #: Dials drawn at most; more chosen pairs are sampled evenly (first and last always shown).
 MAX_DIALS = 16
@@ -142,7 +142,7 @@ class Fingerprint(LessonSection):
             self.buttons.append(button)
         self.presets = pn.Row(html_pane(f'<p class="pe-readout">{html.escape(text(lang, "fingerprint_presets"))}:</p>'),
                               *self.buttons, sizing_mode="stretch_width", name="fingerprint_presets",
-                              styles={"flex-wrap": "wrap"})
+                              styles=WRAP)
 
         self._update_table()
 

@@ -35,7 +35,7 @@ from bokeh.plotting import figure
 from bokeh.transform import dodge
 
 from app import core
-from app.state import Notice, clean_sentence
+from app.state import Notice, sentence_cut
 from app.strings import number, text
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
@@ -144,8 +144,8 @@ class OrderIsMeaning(LessonSection):
         self.shuffle_button = pn.widgets.Button(label=text(lang, "order_shuffle"), color="primary",
                                                 stylesheets=[WIDGET_STYLESHEET])
         self.shuffle_button.on_click(lambda _event: self.shuffle())
-        #: (typed, kept) when the last sentence typed was cut to fit (``app.state.clean_sentence``).
-        self._cut: tuple[str, str] | None = None
+        #: The notice of the last sentence typed that was cut to fit (``app.state.sentence_cut``).
+        self._cut: Notice | None = None
         self._readout_text = ""
         state.param.watch(self._note_cut, "sentence")
         self._update()
@@ -184,16 +184,15 @@ class OrderIsMeaning(LessonSection):
 
     def _note_cut(self, event: param.parameterized.Event) -> None:
         """A typed sentence that the state cuts to fit is said so under the figures, as a URL's is at the top."""
-        kept = clean_sentence(event.new)
-        if kept != " ".join(str(event.new).split()):
-            self._cut = (event.new, kept)
+        cut = sentence_cut(event.new)
+        if cut is not None:
+            self._cut = cut
             self._show_readout()
 
     def _show_readout(self) -> None:
         notice = ""
-        if self._cut is not None and self._cut[1] == self.state.sentence:
-            line = notice_line(self.state.lang, Notice("sentence", *self._cut, "sentence_cut"))
-            notice = f'<p class="pe-notice" role="status">{line}</p>'
+        if self._cut is not None and self._cut.used == self.state.sentence:
+            notice = f'<p class="pe-notice" role="status">{notice_line(self.state.lang, self._cut)}</p>'
         self.readout.object = notice + html.escape(self._readout_text)
 
     # ------------------------------------------------------------------
