@@ -45,6 +45,8 @@ from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, WIDGET_STYLESHEET, L
 #: The example sentences: keys of the string table, each an original and its reordering.
 PRESETS = ("order_lesson", "order_preset_2", "order_preset_3")
 ROW_HEIGHT = 46
+#: Rows of room the two figures keep however short the sentence.
+MIN_ROWS = 3
 
 
 class OrderChoice(param.Parameterized):
@@ -223,9 +225,12 @@ class OrderIsMeaning(LessonSection):
             }
             self.links.data = {"x0": [-0.3] * n, "y0": y, "x1": [0.3] * n,
                                "y1": (n - 1 - match).astype(np.float64).tolist(), "moved": moved.tolist()}
-            self.sentences_plot.y_range.update(start=-0.6, end=n + 0.7)
+            # At least MIN_ROWS rows of room (empty ones below): a word or two left the figures too short to
+            # hold their titles and labels.
+            below = max(MIN_ROWS - n, 0)
+            self.sentences_plot.y_range.update(start=-0.6 - below, end=n + 0.7)
             self.headers.data["y"] = [n - 0.45, n - 0.45]
-            self.sentences_plot.height = (n + 2) * ROW_HEIGHT
+            self.sentences_plot.height = (n + below + 2) * ROW_HEIGHT
             self.outputs.data = {
                 "y": y, "word": original, "without_pe": without, "with_pe": with_pe,
                 "original_pos": rows.astype(np.int64).tolist(), "current_pos": match.tolist(),
@@ -233,12 +238,12 @@ class OrderIsMeaning(LessonSection):
                 "with_label": [number(v, 3) for v in with_pe],
             }
             self.outputs_plot.x_range.update(start=0, end=1.3 * top)
-            self.outputs_plot.y_range.update(start=-0.6, end=n - 0.4)
+            self.outputs_plot.y_range.update(start=-0.6 - below, end=n - 0.4)
             # Each pair of bars is named by its word (canvas text: no markup is interpreted).
             self.outputs_plot.yaxis.ticker.ticks = y
             self.outputs_plot.yaxis.major_label_overrides = {int(row): word for row, word in zip(y, original,
                                                                                                  strict=True)}
-            self.outputs_plot.height = n * ROW_HEIGHT + 150
+            self.outputs_plot.height = (n + below) * ROW_HEIGHT + 150
             if moved.any():
                 self._readout_text = text(
                     s.lang, "order_readout", original=" ".join(original), current=" ".join(current),
