@@ -39,7 +39,7 @@ def top_tools(state: ExplorerState, kind: str) -> list[pn.viewable.Viewable]:
 
 def top_bar(state: ExplorerState, kind: str, tools: Sequence[pn.viewable.Viewable] = ()) -> pn.viewable.Viewable | None:
     """The page's top bar: play, the presentation and theme switches, ``tools`` (a page without a header
-    puts its Embed button here) and the ``TOP_TOOLS``."""
+    puts its Embed button here) and the ``TOP_TOOLS``. The page's first part, in the page's flow."""
     if state.present:
         return None  # the slim bar of the presentation holds them (app.pages.presentable): build them once
     return presentation_tools(state, kind, [*tools, *top_tools(state, kind)])
@@ -65,15 +65,13 @@ def page_tools(state: ExplorerState, kind: str, controls: tuple[str, ...] = ()) 
 AFTER_FIRST_DRAW: frozenset[PageExtra] = frozenset({connection_status, accessible_names, export_links, page_keys})
 
 
-def page_extras(state: ExplorerState, kind: str, part: str = "all",
-                tools: Sequence[pn.viewable.Viewable] = ()) -> list[pn.viewable.Viewable]:
-    """The page-wide parts for a page of ``kind``, in the order of ``PAGE_EXTRAS``.
+def page_extras(state: ExplorerState, kind: str, part: str = "all") -> list[pn.viewable.Viewable]:
+    """The page-wide parts for a page of ``kind``, in the order of ``PAGE_EXTRAS``, to add at the end of the page.
 
     ``part``: ``"all"``, or ``"first"`` (those the first draw needs) or ``"later"`` (``AFTER_FIRST_DRAW``)
-    for a page that builds what it can after its first draw. ``tools`` go in the top bar.
+    for a page that builds what it can after its first draw. The top bar is not one of them: a page puts
+    ``top_bar`` first, so that Tab reaches play and the switches where the eye finds them.
     """
     makers = [make for make in PAGE_EXTRAS
               if part == "all" or (make in AFTER_FIRST_DRAW) == (part == "later")]
-    extras = [extra for make in makers if (extra := make(state, kind)) is not None]
-    bar = top_bar(state, kind, tools) if part != "later" else None  # drawn first (CSS order), never later
-    return [*extras, bar] if bar is not None else extras
+    return [extra for make in makers if (extra := make(state, kind)) is not None]

@@ -25,7 +25,7 @@ from typing import ClassVar
 import panel as pn
 import param
 
-from app.extras import page_extras, page_tools, top_tools
+from app.extras import page_extras, page_tools, top_bar, top_tools
 from app.lesson import BEYOND
 from app.lesson import LESSON as LESSON_ONLY
 from app.lesson import SECTIONS as LESSON
@@ -291,7 +291,8 @@ def explore_page() -> pn.viewable.Viewable:
             later[len(views)] = name
             views.append(pn.Spacer(height=PLACEHOLDER_HEIGHT[name], sizing_mode="stretch_width"))
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
-    parts = [header(state, ("explore_lesson", "/"), kind="explore", controls=(*VIEW_PARAMETERS, "play")),
+    parts = [top_bar(state, "explore"),
+             header(state, ("explore_lesson", "/"), kind="explore", controls=(*VIEW_PARAMETERS, "play")),
              notice_alert(state.lang, notices),
              pn.Row(controls, views, sizing_mode="stretch_width", styles=WRAP) if shown else views,
              AddressBar(state, title=text(state.lang, "page_title")), anchor, *page_extras(state, "explore")]
@@ -380,7 +381,8 @@ def lesson_page() -> pn.viewable.Viewable:
         parts[slug].build_now()
     later = pn.Column(pn.Spacer(height=SECTION_PLACEHOLDER_HEIGHT * (len(slugs) - FIRST_SECTIONS),
                                 sizing_mode="stretch_width"), sizing_mode="stretch_width", name="lesson_later")
-    body: list = [header(state, ("lesson_explore", "/explore"), controls=choices),
+    body: list = [top_bar(state, "lesson"),
+                  header(state, ("lesson_explore", "/explore"), controls=choices),
                   notice_alert(lang, notices),
                   table_of_contents(state),
                   *first,
@@ -410,11 +412,11 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
         section = LESSON[slug](state)
         # Every page has the play control (components/present.py), which an embed may keep.
         tools = single_page_tools(state, "section", (*LESSON[slug].controls, "play"))
-        parts = [notice_alert(state.lang, notices),
+        parts = [top_bar(state, "section", tools), notice_alert(state.lang, notices),
                  section_heading(state, slug), section,
                  section_pager(state, slug, alone=True),
                  AddressBar(state, title=f"{section_title(slug, state.lang)} · {text(state.lang, 'page_title')}"),
-                 *page_extras(state, "section", tools=tools)]
+                 *page_extras(state, "section")]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                          stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])
 
@@ -432,10 +434,10 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
         # controls= (an embed's choice): only the sliders it names; the page's play control only with "play".
         shown = [p for p in spec.controls if state.shows(p)]
         tools = single_page_tools(state, "view", (*spec.controls, "play"))
-        parts = [notice_alert(state.lang, notices),
+        parts = [top_bar(state, "view", tools), notice_alert(state.lang, notices),
                  Controls(state, shown, columns=3) if shown else None, view,
                  None if script_embedded() else AddressBar(state, title=text(state.lang, "page_title")),
-                 *page_extras(state, "view", tools=tools)]
+                 *page_extras(state, "view")]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                          stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])
 

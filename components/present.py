@@ -194,7 +194,7 @@ def page_look(state: ExplorerState, kind: str) -> PageLook:
 
 
 TOOLS_CSS = """
-:host { order: -1; border-bottom: 2px solid var(--pe-t-rule, #e4e4e4); flex-wrap: wrap; }
+:host { border-bottom: 2px solid var(--pe-t-rule, #e4e4e4); flex-wrap: wrap; }
 """
 
 
@@ -202,9 +202,8 @@ def page_tools(state: ExplorerState, kind: str,
                tools: Sequence[pn.viewable.Viewable] = ()) -> pn.viewable.Viewable | None:
     """The page's play controls, its presentation and theme switches and ``tools``, one row at the top.
 
-    Built last with the page (it is a page extra), it is drawn first (CSS ``order``) so
-    that a teacher finds play where the page starts. In presentation mode the slim bar
-    holds them instead.
+    The page's first part (``app.extras.top_bar``), so that a teacher finds play where the page
+    starts, and Tab reaches it first. In presentation mode the slim bar holds them instead.
     """
     if state.present:
         return None

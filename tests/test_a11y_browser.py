@@ -276,6 +276,23 @@ def test_the_lesson_walked_by_keyboard_alone(page, app_url, console_errors):
     assert console_errors == []
 
 
+@pytest.mark.parametrize("route", ["/?lang=en", "/explore?lang=es", "/hands?lang=en", "/clocks?lang=es"])
+def test_tab_goes_down_the_page_from_the_top_bar(page, app_url, route):
+    """Focus follows what the eye reads: the top bar's play first, then down the page, never back up.
+    (The bar used to be built last and drawn first with CSS order, so Tab reached it after everything else.)"""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}{route}")
+    settle(page, route.split("?")[0])
+    page.evaluate("window.scrollTo(0, 0)")
+    stops = [stop for _ in range(16) if (page.keyboard.press("Tab") or True) and (stop := focused(page)).get("tag")]
+    lang = route.split("lang=")[1]
+    assert stops[0]["tag"] == "BUTTON" and text(lang, "animation_play") in stops[0]["text"], stops[0]
+    tops = [stop["top"] for stop in stops]
+    # A row's controls differ by a few tens of px in their tops; a jump back up the page is a wrong order.
+    assert all(b >= a - 40 for a, b in itertools.pairwise(tops)), [(s["label"] or s["text"], round(s["top"]))
+                                                                   for s in stops]
+
+
 def test_the_sentence_box_shows_its_focus_as_every_control_does(page, app_url):
     """Bokeh's input style takes the outline off a focused text box; the app's puts the same ring back."""
     page.goto(f"{app_url}/order?lang=en")
