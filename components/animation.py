@@ -95,7 +95,8 @@ class Animation(pn.viewable.Viewer):
             state.param.speed, name=text(lang, "animation_speed"),
             options={text(lang, "animation_speed_value_one" if s == 1 else "animation_speed_value", speed=s): s
                      for s in SPEEDS},
-            width=150, margin=(0, 10, 5, 10), stylesheets=[WIDGET_STYLESHEET])
+            width=150, margin=(0, 10, 5, 10), stylesheets=[WIDGET_STYLESHEET],
+            description=None)  # not the parameter's English docstring as a tooltip (components.controls.widget_for)
         self.loop = checkbox_for(state, "loop", text(lang, "animation_loop"))
         self.play_k = checkbox_for(state, "play_k", text(lang, "animation_k"))
         # Wraps on a narrow page (an iframe in a course page) rather than running off its right edge.

@@ -52,6 +52,10 @@ def widget_for(state: ExplorerState, name: str, prefix: str = "") -> pn.widgets.
     """
     kind = WIDGETS[name]
     options = {"name": text(state.lang, name), "sizing_mode": "stretch_width", "stylesheets": [WIDGET_STYLESHEET]}
+    if "description" in kind.param:
+        # from_param would make the parameter's docstring (English, for programmers) a "?" tooltip:
+        # untranslated, and shown on hover only, out of the keyboard's reach.
+        options["description"] = None
     if kind is FastDiscreteSlider:
         options["title_name"] = f"{prefix}_{name}_title" if prefix else f"{name}_title"
     elif kind is FastIntSlider and type(state).param[name].bounds[0] < 0:

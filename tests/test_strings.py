@@ -189,3 +189,23 @@ def test_the_tables_print_negative_numbers_with_a_minus_sign():
     assert text("en", "block_title", pair=2, k=-7) == "Block 2 of M_\u22127"
     # A value that is text, not a number, is left as it is (it may be an address or the reader's words).
     assert text("en", "block_title", pair="x", k="-7") == "Block x of M_-7"
+
+
+def test_no_parameter_docstring_reaches_a_page_as_a_tooltip():
+    """``from_param`` makes a parameter's docstring (English, for programmers) a hover-only "?" tooltip; on a
+    Spanish page the speed menu and the sentence box showed "Animation speed, steps of pos per second."."""
+    import panel as pn
+    from bokeh.document import Document
+
+    from app.lesson import SECTIONS
+    from app.pages import VIEWS
+    from app.state import ExplorerState
+    from components.animation import animation_for
+
+    state = ExplorerState(lang="es")
+    parts = [animation_for(state), *(section(state) for section in SECTIONS.values()),
+             *(spec.view(state) for spec in VIEWS.values())]
+    described = [(type(model).__name__, getattr(model, "title", ""), model.description)
+                 for part in parts for model in pn.panel(part).get_root(Document()).references()
+                 if getattr(model, "description", None) is not None]
+    assert described == []
