@@ -20,7 +20,7 @@ from tornado.ioloop import IOLoop
 from tornado.web import RequestHandler
 
 from app import core
-from app.state import ExplorerState, parse_query
+from app.state import ExplorerState, parse_query, repeated_parameters
 
 
 @dataclass(frozen=True)
@@ -182,9 +182,11 @@ class DataHandler(RequestHandler):
             self.set_header("Content-Type", "text/plain; charset=utf-8")
             self.finish("No such table. Tables: " + ", ".join(DATASETS) + "\n")
             return
-        args = {key: values[0].decode("utf-8", "replace") for key, values in self.request.query_arguments.items()
-                if values}
+        query = {key: [value.decode("utf-8", "replace") for value in values]
+                 for key, values in self.request.query_arguments.items() if values}
+        args = {key: values[0] for key, values in query.items()}
         file, text, notices = await IOLoop.current().run_in_executor(None, table_for, name, args)
+        notices = [*repeated_parameters(query), *notices]
         self.set_header("Content-Type", "text/csv; charset=utf-8")
         self.set_header("Content-Disposition", f'attachment; filename="{file}"')
         self.set_header("Cache-Control", "no-cache")

@@ -30,7 +30,16 @@ from app.lesson import BEYOND
 from app.lesson import LESSON as LESSON_ONLY
 from app.lesson import SECTIONS as LESSON
 from app.prose import section_prose
-from app.state import LANGUAGES, LESSON_PARAMETERS, VIEW_PARAMETERS, ExplorerState, Notice, follow_later, parse_query
+from app.state import (
+    LANGUAGES,
+    LESSON_PARAMETERS,
+    VIEW_PARAMETERS,
+    ExplorerState,
+    Notice,
+    follow_later,
+    parse_query,
+    repeated_parameters,
+)
 from app.strings import text
 from app.ticks import run_next_tick
 from components.address import AddressBar, LanguageLink, script_embedded
@@ -91,8 +100,8 @@ def preferred_language(headers: Mapping[str, object]) -> str:
     return "es"
 
 
-def session_args() -> dict[str, str]:
-    """The query string of the current session, first value of each key, as text.
+def session_query() -> dict[str, list[str]]:
+    """The query string of the current session, every value of each key, as text.
 
     Bytes that are not UTF-8 are mended (U+FFFD) in the request's own arguments, not only in the
     copy returned: Panel decodes some of them strictly while it builds any page (``config.theme``
@@ -101,7 +110,12 @@ def session_args() -> dict[str, str]:
     raw = pn.state.session_args or {}
     for values in raw.values():
         values[:] = [value.decode("utf-8", "replace").encode("utf-8") for value in values]
-    return {key: values[0].decode("utf-8") for key, values in raw.items() if values}
+    return {key: [value.decode("utf-8") for value in values] for key, values in raw.items() if values}
+
+
+def session_args() -> dict[str, str]:
+    """The query string of the current session, first value of each key, as text (see ``session_query``)."""
+    return {key: values[0] for key, values in session_query().items()}
 
 
 def session_state() -> tuple[ExplorerState, list[Notice]]:
@@ -109,7 +123,7 @@ def session_state() -> tuple[ExplorerState, list[Notice]]:
     browser_lang = preferred_language(pn.state.headers or {})
     values, notices = parse_query(session_args(), default_lang=browser_lang)
     values.setdefault("lang", browser_lang)
-    return ExplorerState(**values), notices
+    return ExplorerState(**values), [*repeated_parameters(session_query()), *notices]
 
 
 def language_link(state: ExplorerState, top: int) -> LanguageLink:

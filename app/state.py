@@ -238,7 +238,7 @@ class Notice:
     given: str
     used: str
     reason: str  # "not_a_number" | "rounded" | "out_of_range" | "odd" | "not_allowed" | "off_grid" | "below_from"
-    #              | "sentence_cut" | "not_a_room"
+    #              | "sentence_cut" | "not_a_room" | "repeated"
 
 
 def clean_sentence(text: str) -> str:
@@ -284,6 +284,13 @@ def even_share(value: int, numerator: int, denominator: int) -> int:
 
 def _clamp(value: int, low: int, high: int) -> int:
     return max(low, min(value, high))
+
+
+def repeated_parameters(args: Mapping[str, Sequence[str]]) -> list[Notice]:
+    """A notice for each parameter of ``URL_PARAMETERS`` given more than once with different values
+    (``?pos=3&pos=9``): only the first is read, and the reader should know which."""
+    return [Notice(name, ", ".join(values), values[0], "repeated") for name in URL_PARAMETERS
+            if len(set(values := list(args.get(name, ())))) > 1]
 
 
 def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict[str, object], list[Notice]]:

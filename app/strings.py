@@ -92,6 +92,7 @@ ES: dict[str, str] = {
     "notice_off_grid": "{parameter} = {given} no está en la escala; se usa el valor más cercano, {used}.",
     "notice_not_allowed": "{parameter} = «{given}» no es una opción; se usa {used}.",
     "notice_below_from": "{parameter} = {given} queda por debajo de pairs_from; se usa {used}.",
+    "notice_repeated": "{parameter} aparece más de una vez («{given}»); solo se lee el primero, «{used}».",
     "notice_sentence_cut": ("{parameter} = «{given}» se ha recortado (como mucho 12 palabras de 24 caracteres, "
                             "sin caracteres de control); se usa «{used}»."),
     # Section 1: the wavelength ladder
@@ -517,6 +518,7 @@ EN: dict[str, str] = {
     "notice_off_grid": "{parameter} = {given} is not on the scale; using the nearest value, {used}.",
     "notice_not_allowed": "{parameter} = “{given}” is not an option; using {used}.",
     "notice_below_from": "{parameter} = {given} is below pairs_from; using {used}.",
+    "notice_repeated": "{parameter} is given more than once (“{given}”); only the first, “{used}”, is read.",
     "notice_sentence_cut": ("{parameter} = “{given}” was cut (at most 12 words of 24 characters, no control "
                             "characters); using “{used}”."),
     "ladder_title": "The wavelength ladder",

@@ -90,6 +90,19 @@ def test_junk_in_the_url_is_clamped_with_a_visible_escaped_notice(page, app_url,
     assert console_errors == []
 
 
+def test_a_parameter_given_twice_is_read_once_with_a_notice(page, app_url, console_errors):
+    page.goto(f"{app_url}/clocks?lang=es&pos=3&pos=%3Cb%3E9%3C/b%3E&k=2&k=2")
+    notice = page.locator(".pe-notice")
+    expect(notice).to_contain_text("pos aparece más de una vez («3, <b>9</b>»); solo se lee el primero, «3».")
+    expect(notice).not_to_contain_text("k aparece")  # the same value twice is no ambiguity
+    assert page.locator(".pe-notice b").count() == 0
+    expect(slider_handle(page, text("es", "pos"))).to_have_attribute("aria-valuenow", "3.0")
+    # The address keeps one pos once the page has written its state into it.
+    wait_until(lambda: address(page).count("pos=") == 1 and query_of(address(page)).get("pos") == "3",
+               message="the address still carries both values")
+    assert console_errors == []
+
+
 def test_language_link_switches_and_keeps_the_state(page, app_url):
     open_page(page, f"{app_url}/explore?lang=es&d_model=32&T=24&k=5")
     expect(page.locator("body")).to_contain_text(text("es", "page_title"))

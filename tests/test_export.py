@@ -53,6 +53,12 @@ def test_scores_by_hand_and_the_query_is_clamped_with_notices(app_url):
     assert math.isclose(table[2047, 1], 4.0)  # S(0) = d_model / 2
 
 
+def test_a_parameter_given_twice_is_read_once_and_said(app_url):
+    file, _, extra = download(app_url, "scores", "d_model=8&d_model=16&T=9")
+    assert file == "scores_d8_T9_base10000.csv"
+    assert extra["notices"] == [["d_model", "8, 16", "8", "repeated"]]
+
+
 @pytest.mark.parametrize("name", list(DATASETS))
 def test_every_dataset_downloads_with_its_parameters_in_the_name(app_url, name):
     file, rows, _ = download(app_url, name, "d_model=16&T=12&pos=3&k=2&lang=en")

@@ -24,13 +24,14 @@ from app.state import (
     follow_later,
     mirrored_parameters,
     parse_query,
+    repeated_parameters,
     set_together,
     within_bounds,
 )
 
 PROPERTY = settings(max_examples=60, deadline=None)
 REASONS = {"not_a_number", "rounded", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut",
-           "controls", "not_a_room"}
+           "controls", "not_a_room", "repeated"}
 DEFAULTS = {"d_model": 32, "T": 24, "base": 10_000, "pair": 0, "pos": 0, "k": 3, "pairs_from": 0, "pairs_to": 15,
             "heads": "random", "reserve": 4, "sentence": "", "mistake": "none", "lang": "es",
             "controls": "", "follow": "",
@@ -702,3 +703,18 @@ def test_the_speed_menu_says_step_for_one():
     for lang, one in (("es", "1 paso/s"), ("en", "1 step/s")):
         menu = Animation(ExplorerState(lang=lang)).speed
         assert one in menu.options and "1 pasos/s" not in menu.options and "1 steps/s" not in menu.options
+
+
+def test_a_parameter_given_twice_with_different_values_gets_a_notice_naming_the_one_read():
+    notices = repeated_parameters({"pos": ["3", "9", "3"], "k": ["2", "2"], "T": ["40"], "utm": ["a", "b"]})
+    # k twice with one value says nothing new; an unknown key is not ours to mention.
+    assert [(n.parameter, n.given, n.used, n.reason) for n in notices] == [("pos", "3, 9, 3", "3", "repeated")]
+    assert repeated_parameters({}) == []
+
+
+@PROPERTY
+@given(st.dictionaries(st.sampled_from(URL_PARAMETERS), st.lists(st.text(max_size=5), min_size=1, max_size=4)))
+def test_repeated_parameters_notes_exactly_those_with_more_than_one_value(query):
+    noted = {n.parameter: n for n in repeated_parameters(query)}
+    assert set(noted) == {name for name, values in query.items() if len(set(values)) > 1}
+    assert all(n.used == query[name][0] for name, n in noted.items())

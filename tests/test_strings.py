@@ -14,7 +14,7 @@ from app.state import Notice, parse_query
 from app.strings import EN, ES, TABLES, minus_sign, text
 from components.notices import ECHO_LIMIT, notice_html
 
-REASONS = ("not_a_number", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut")
+REASONS = ("not_a_number", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut", "repeated")
 HOSTILE = [
     "<script>alert(1)</script>",
     '"><img src=x onerror=alert(1)>',
