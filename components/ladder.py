@@ -251,8 +251,8 @@ class WavelengthLadder(pn.viewable.Viewer):
                                                 name="heatmap_colorbar"), "below")
         self.heatmap_figure.xaxis.axis_label = text(lang, "heatmap_x")
         self.heatmap_figure.yaxis.axis_label = text(lang, "heatmap_y")
-        for fig in (self.ladder_figure, self.heatmap_figure):
-            style_figure(fig)
+        for fig, counts in ((self.ladder_figure, ""), (self.heatmap_figure, "xy")):
+            style_figure(fig, counts)
             fig.min_border_left = 90  # same inner left edge, so the bars sit over their columns
 
         self.count = LiveHTML(name="ladder_count", sizing_mode="stretch_width")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import panel as pn
 import param
-from bokeh.models import Label, Span
+from bokeh.models import AdaptiveTicker, Label, Span
 from bokeh.plotting import figure as Figure
 
 from app.fastsync import FastDiscreteSlider, push_property
@@ -65,8 +65,16 @@ const find = (root, id) => {
 TICK_SIZE = "13pt"
 
 
-def style_figure(fig: Figure) -> Figure:
-    """Large type and a quiet frame for a Bokeh figure; returns it."""
+def style_figure(fig: Figure, counts: str = "") -> Figure:
+    """Large type and a quiet frame for a Bokeh figure; returns it.
+
+    ``counts``: the axes (``"x"``, ``"y"``, ``"xy"``) whose values are whole numbers (positions, offsets,
+    pairs, coordinates). They tick on whole numbers only: at T = 1 or d_model = 2 the default ticker
+    would label a position 0.2 or a coordinate 1.5.
+    """
+    for axis in (*(fig.xaxis if "x" in counts else ()), *(fig.yaxis if "y" in counts else ())):
+        if isinstance(axis.ticker, AdaptiveTicker):
+            axis.ticker.min_interval = 1
     fig.title.text_font_size = TITLE_SIZE
     fig.title.text_color = COLORS["ink"]
     for axis in (*fig.xaxis, *fig.yaxis):

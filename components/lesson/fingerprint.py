@@ -103,7 +103,7 @@ class Fingerprint(LessonSection):
                                                                   ("‖PE_pos − PE_q‖", "@distance{0.0000}")]))
         self.plot.xaxis.axis_label = text(lang, "fingerprint_x")
         self.plot.yaxis.axis_label = text(lang, "fingerprint_y")
-        style_figure(self.plot)
+        style_figure(self.plot, counts="x")
 
         self.dials_plot = figure(name="fingerprint_dials_plot", title="", height=250, sizing_mode="stretch_width",
                                  match_aspect=True, tools="", toolbar_location=None)

@@ -126,8 +126,8 @@ class GramMatrix(LessonSection):
             ("q − pos", "@offset"), (text(lang, "gram_distance_y"), "@distance{0.0000}")]))
         fig.xaxis.axis_label = text(lang, "gram_x")
         fig.yaxis.axis_label = text(lang, "gram_distance_y")
-        for f in (self.figure, self.distance_figure):
-            style_figure(f)
+        for f, counts in ((self.figure, "xy"), (self.distance_figure, "x")):
+            style_figure(f, counts)
 
         self.note = LiveHTML(name="gram_note", sizing_mode="stretch_width")
         self.figures = pn.Column(pn.pane.Bokeh(self.figure, width=660), self.note,

@@ -61,7 +61,7 @@ class CommonMistakes(LessonSection):
         detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "mistake_norms_x")
         fig.yaxis.axis_label = text(lang, "mistake_norms_y")
-        style_figure(fig)
+        style_figure(fig, counts="x")
 
         # The lesson's sections before this one show these views too: their models get this section's prefix.
         self.ladder = self.own_names(WavelengthLadder(state))

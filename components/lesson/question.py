@@ -72,7 +72,7 @@ class OpenQuestion(LessonSection):
             fig.xgrid.visible = False
             fig.yaxis.ticker = [-2, -1, 0, 1, 2]
             fig.xaxis.visible = row == "sum"
-            self.figures[row] = style_figure(fig)
+            self.figures[row] = style_figure(fig, counts="x")
         self.figures["sum"].height = 220
         self.figures["sum"].xaxis.axis_label = text(lang, "question_x_axis")
         link = ([text(lang, "question_rope_link"), f"/{ROPE_SLUG}", ""] if stands_alone(self.slug)

@@ -148,7 +148,7 @@ class RotaryPosition(LessonSection):
                                     title_text_font_size=TICK_SIZE, name=f"{name}_colorbar"), "below")
             fig.xaxis.axis_label = text(lang, "rope_n")
             fig.yaxis.axis_label = text(lang, "rope_m")
-            style_figure(fig)
+            style_figure(fig, counts="xy")
             self.mappers.append(mapper)
             self.figures.append(fig)
 

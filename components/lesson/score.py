@@ -103,7 +103,7 @@ class WhatScoresSee(LessonSection):
         fig.legend.location = "top_right"
         fig.legend.label_text_font_size = LABEL_SIZE
         detach_legends(fig)
-        style_figure(fig)
+        style_figure(fig, counts="x")
 
         self._update()
 

@@ -116,7 +116,7 @@ class ShiftIsRotation(LessonSection):
                                       name="shift_colorbar"), "right")
         self.plot.xaxis.axis_label = text(lang, "shift_matrix_x")
         self.plot.yaxis.axis_label = text(lang, "shift_matrix_y")
-        style_figure(self.plot)
+        style_figure(self.plot, counts="xy")
         self.plot.title.text_font_size = "15pt"
         self.note = LiveHTML(name="shift_matrix_note", css=NOTE_CSS, sizing_mode="stretch_width")
         self.block = LiveHTML(name="shift_block", css=BLOCK_CSS, sizing_mode="stretch_width")

@@ -56,12 +56,13 @@ class SimplerChoice(param.Parameterized):
     trained = param.Integer(default=16, bounds=(1, T_MAX), doc="Positions the learned table of (c) was trained on.")
 
 
-def _figure(name: str, title: str, x_label: str, y_label: str, height: int, **ranges) -> figure:
+def _figure(name: str, title: str, x_label: str, y_label: str, height: int, counts: str = "x",
+            **ranges) -> figure:
     fig = figure(name=name, title=title, height=height, sizing_mode="stretch_width", tools="",
                  toolbar_location=None, **ranges)
     fig.xaxis.axis_label = x_label
     fig.yaxis.axis_label = y_label
-    return style_figure(fig)
+    return style_figure(fig, counts)
 
 
 class WhyNotSimpler(LessonSection):
@@ -99,7 +100,7 @@ class WhyNotSimpler(LessonSection):
         self.ratio_marks = ColumnDataSource(name="simpler_ratio_marks", data={"x": [], "y": [], "label": [],
                                                                               "align": [], "dx": []})
         self.ratio_plot = _figure("simpler_ratio_plot", text(lang, "simpler_ratio_title"),
-                                  text(lang, "simpler_ratio_x"), "", 300, x_range=Range1d(-0.02, 1.08),
+                                  text(lang, "simpler_ratio_x"), "", 300, counts="", x_range=Range1d(-0.02, 1.08),
                                   y_range=Range1d(-0.9, 1.9))
         self.ratio_line = Span(dimension="height", location=0, line_color=COLORS["target"], line_width=2,
                                line_dash="dashed", name="simpler_ratio_line")

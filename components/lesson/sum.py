@@ -70,7 +70,7 @@ class SumOrConcatenate(LessonSection):
                  background_fill_color="white", background_fill_alpha=0.9, padding=3, name="sum_width_labels")
         fig.xaxis.axis_label = text(lang, "sum_width_x")
         fig.ygrid.grid_line_color = None
-        style_figure(fig)
+        style_figure(fig, counts="x")
 
         self.ladder = ColumnDataSource(name="sum_ladder", data={"pair": [], "wavelength": [], "legend": []})
         self.reserved = ColumnDataSource(name="sum_reserved_ladder", data={"pair": [], "wavelength": [],
@@ -93,7 +93,7 @@ class SumOrConcatenate(LessonSection):
         self._legend_rows = detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "sum_ladder_x")
         fig.yaxis.axis_label = text(lang, "sum_ladder_y")
-        style_figure(fig)
+        style_figure(fig, counts="x")
 
         self.cross = ColumnDataSource(name="sum_cross", data={"m": [], "cross": []})
         self.levels = ColumnDataSource(name="sum_levels", data={
@@ -118,7 +118,7 @@ class SumOrConcatenate(LessonSection):
         detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "sum_cross_x")
         fig.yaxis.axis_label = text(lang, "sum_cross_y")
-        style_figure(fig)
+        style_figure(fig, counts="x")
 
         self._update_width()
         self._update_cross()

@@ -176,8 +176,8 @@ class ScoreAsClocks(LessonSection):
         self.bars_figure.add_tools(HoverTool(renderers=[bars], tooltips=[(text(lang, "terms_bars_x"),
                                                                           "@term{0.000000}")]),
                                    TapTool(renderers=[bars]))
-        for fig in (self.score_figure, self.ridge_figure, self.bars_figure):
-            style_figure(fig)
+        for fig, counts in ((self.score_figure, ""), (self.ridge_figure, "x"), (self.bars_figure, "")):
+            style_figure(fig, counts)
         self.ridges.selected.on_change("indices", self._on_tap)
         self.bars.selected.on_change("indices", self._on_tap)
 
