@@ -209,6 +209,12 @@ def test_one_row_table_has_no_other_position():
     values = section.live_values()
     assert values["nearest_q"] == "—"
     assert np.array_equal(section.dials.data["near_x"], section.dials.data["cx"])  # no second hand
+    # The passage about the closest other position gives way to a sentence that says there is none.
+    section.__panel__()
+    assert section.passage("closest").visible is False
+    assert "no hay otra posición" in section.alone_note.object
+    section.state.T = 24
+    assert section.passage("closest").visible is True and section.alone_note.object == ""
 
 
 def test_live_values_cover_the_prose_and_state_the_numbers(section):

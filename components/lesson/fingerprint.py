@@ -132,6 +132,8 @@ class Fingerprint(LessonSection):
         style_figure(self.dials_plot)
         self.dials_note = LiveHTML(name="fingerprint_dials_note", css=NOTE_CSS, sizing_mode="stretch_width")
         self.far_note = LiveHTML(name="fingerprint_far_note", css=NOTE_CSS, sizing_mode="stretch_width")
+        # In place of the "closest" passage when the table has one row (T = 1): there is no other position.
+        self.alone_note = LiveHTML(name="fingerprint_alone_note", css=NOTE_CSS, sizing_mode="stretch_width")
 
         self.buttons = []
         for key, handler in (("fingerprint_slowest", self.slowest_only), ("fingerprint_fastest", self.fastest_only),
@@ -207,6 +209,9 @@ class Fingerprint(LessonSection):
                                   x_offset=-6 if right else 6,
                                   text=text(lang, "fingerprint_pos_label", pos=s.pos))
             self.far_note.object = f'<p class="nt">{html.escape(self.far_note_text())}</p>'
+            self.passage("closest").visible = nearest is not None
+            self.alone_note.object = ("" if nearest is not None
+                                      else f'<p class="nt">{html.escape(text(lang, "fingerprint_no_other"))}</p>')
             self._update_dials(nearest)
 
     def _update_dials(self, nearest: tuple[int, float] | None) -> None:
@@ -274,6 +279,6 @@ class Fingerprint(LessonSection):
 
     def layout(self) -> list[pn.viewable.Viewable]:
         return [self.passage("intro"), self.control_panel(), self.presets,
-                pn.pane.Bokeh(self.plot, sizing_mode="stretch_width"), self.passage("closest"),
+                pn.pane.Bokeh(self.plot, sizing_mode="stretch_width"), self.passage("closest"), self.alone_note,
                 self.passage("numbers"), self.far_note, pn.pane.Bokeh(self.dials_plot, sizing_mode="stretch_width"),
                 self.dials_note, self.passage("odometer"), self.passage("try")]
