@@ -51,6 +51,7 @@ from components.keyboard import PageKeys
 from components.ladder import WavelengthLadder
 from components.lazy import LazyPart, watch_sections
 from components.links import StateLinks
+from components.mistake_note import MistakeNote
 from components.notices import notice_alert
 from components.plainjs import PlainJSComponent
 from components.present import Presentation, Slide, choose_slide
@@ -308,6 +309,7 @@ def explore_page() -> pn.viewable.Viewable:
     parts = [top_bar(state, "explore"),
              header(state, ("explore_lesson", "/"), kind="explore", controls=(*VIEW_PARAMETERS, "play")),
              notice_alert(state.lang, notices),
+             MistakeNote(state),
              pn.Row(controls, views, sizing_mode="stretch_width", styles=WRAP) if shown else views,
              AddressBar(state, title=text(state.lang, "page_title")), anchor, *page_extras(state, "explore")]
     page = pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
@@ -438,6 +440,10 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
     return page
 
 
+#: The views that draw the state's ``mistake`` (the clocks draw the correct encoding always).
+DRAWN_WITH_MISTAKES = frozenset({"ladder", "distance", "checks"})
+
+
 def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
     """A page factory for one view alone, with its controls above it (for iframes)."""
 
@@ -449,6 +455,7 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
         shown = [p for p in spec.controls if state.shows(p)]
         tools = single_page_tools(state, "view", (*spec.controls, "play"))
         parts = [top_bar(state, "view", tools), notice_alert(state.lang, notices),
+                 MistakeNote(state) if name in DRAWN_WITH_MISTAKES else None,
                  Controls(state, shown, columns=3) if shown else None, view,
                  None if script_embedded() else AddressBar(state, title=text(state.lang, "page_title")),
                  *page_extras(state, "view")]

@@ -63,6 +63,29 @@ def test_address_loads_a_mistake(page, app_url, console_errors):
     assert console_errors == []
 
 
+@pytest.mark.parametrize("route", ["shift", "explore"])
+def test_a_mistake_carried_to_another_page_is_said_and_can_be_turned_off(page, app_url, route, console_errors):
+    """The shift section's text says its checks pass to rounding; a mistake kept in the address from the
+    mistakes section made them fail right under that sentence, with nothing saying why."""
+    page.goto(f"{app_url}/{route}?lang=en&d_model=32&T=24&k=3&mistake=sin_only")
+    note = page.get_by_role("status").filter(has_text="published mistake “sines only”")
+    expect(note).to_be_visible(timeout=20_000)
+    expect(page.locator("p.ck").first).to_contain_text("rows measure 0.0000 to 3.1672")
+    page.get_by_role("button", name="Back to the correct table").click()
+    expect(page.locator("p.ck").first).to_contain_text("largest deviation", timeout=10_000)
+    expect(page.locator("p.ck").first).not_to_contain_text("rows measure")
+    expect(note).to_be_hidden()
+    wait_until(lambda: "mistake=sin_only" not in page.evaluate("() => window.location.href"),
+               message="the mistake stayed in the address")
+    assert console_errors == []
+
+
+def test_no_mistake_no_note(page, app_url):
+    page.goto(f"{app_url}/shift?lang=en&d_model=32&T=24")
+    expect(page.locator("p.ck").first).to_contain_text("largest deviation", timeout=20_000)
+    assert page.get_by_role("status").filter(has_text="published mistake").count() == 0
+
+
 def test_bad_mistake_in_the_address_gives_a_notice(page, app_url):
     page.goto(f"{app_url}/mistakes?lang=en&mistake=%3Cb%3Ebad")
     data = wait_for_source(page, "mistake_norms", lambda d: len(d["norm"]) == 24)

@@ -15,6 +15,7 @@ from app.state import ExplorerState
 from app.strings import minus_sign, text
 from components.controls import Controls
 from components.describe import Description
+from components.mistake_note import MistakeNote
 from components.prose import Prose
 
 _DEFAULT_NAME = re.compile(r"^[A-Z][A-Za-z]*\d{5}$")
@@ -36,6 +37,9 @@ class LessonSection(pn.viewable.Viewer):
     controls: ClassVar[tuple[str, ...]] = ()
     #: Parameters of the state whose change may change ``live_values()``.
     live_on: ClassVar[tuple[str, ...]] = ()
+    #: Whether the section shows a view that draws the state's ``mistake`` (the ladder, the score curve, the
+    #: checks) under prose about the correct encoding: it then starts with a ``MistakeNote``.
+    draws_mistakes: ClassVar[bool] = False
     #: Parameters of the state whose change may change ``describe()``; by default its controls and ``live_on``.
     described_by: ClassVar[tuple[str, ...] | None] = None
     #: Whether ``live_values()`` and ``describe()`` read the state alone, not a table that one of the
@@ -152,7 +156,8 @@ class LessonSection(pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         if self._layout is None:
-            parts = [*self.layout(), self.description()]
+            note = MistakeNote(self.state, prefix=f"{self.slug}_") if self.draws_mistakes else None
+            parts = [note, *self.layout(), self.description()]
             self._layout = pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                                      name=f"{self.slug}_section",
                                      css_classes=["pe-lesson-section"])

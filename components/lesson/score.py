@@ -50,6 +50,7 @@ class WhatScoresSee(LessonSection):
     """S(k) depends on the distance only; a real score has four terms, and only one is positional."""
 
     slug = "score"
+    draws_mistakes = True
     controls = ("d_model", "T", "k", "pos", "heads")
     live_on = ("d_model", "T", "base", "k", "pos", "heads")
 

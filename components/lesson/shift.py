@@ -89,6 +89,7 @@ class ShiftIsRotation(LessonSection):
     """Angle addition as a 2×2 block, the block-diagonal M_k as an image that pos does not move, and the checks."""
 
     slug = "shift"
+    draws_mistakes = True
     controls = ("k", "pair", "pos", "d_model")
     live_on = ("k", "pair", "d_model", "base")
 

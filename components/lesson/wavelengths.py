@@ -16,6 +16,7 @@ class LadderSection(LessonSection):
     """The ladder of wavelengths λᵢ = 2π·base^(2i/d) over the heatmap of PE, and a guide."""
 
     slug = "wavelengths"
+    draws_mistakes = True
     controls = ("d_model", "T", "base", "pair")
     live_on = ("d_model", "T", "base")
 
