@@ -28,7 +28,7 @@ import param
 
 from app.fastsync import one_message
 from app.state import ExplorerState, Notice
-from app.strings import text
+from app.strings import minus_sign, text
 from components.animation import animation_for
 from components.figure_theme import style_figures
 from components.plainjs import PlainJSComponent
@@ -241,7 +241,10 @@ SLIM_CSS = """
 
 def bar_html(state: ExplorerState, title: str, at: int, count: int) -> str:
     """The slim bar's text: the slide's title and place, and the current values."""
-    values = " · ".join(f"<b>{name}</b> = {getattr(state, name)}" for name in ("d_model", "T", "pos", "k", "pair"))
+    # Symbols, not words (the pair is i, as on its slider in either language); a negative k with a true minus.
+    values = " · ".join(f"<b>{symbol}</b> = {minus_sign(str(getattr(state, name)))}"
+                        for name, symbol in (("d_model", "d_model"), ("T", "T"), ("pos", "pos"), ("k", "k"),
+                                             ("pair", "i")))
     return (f'<div class="pe-bar"><span class="pe-bar-title">{html.escape(title)}</span>'
             f'<span>{html.escape(text(state.lang, "present_place", at=at + 1, count=count))}</span>'
             f'<span class="pe-bar-values">{values}</span></div>')

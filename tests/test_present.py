@@ -161,9 +161,12 @@ def test_the_slim_bar_shows_the_values_and_escapes_the_title():
     state = ExplorerState(d_model=64, T=100, pos=7, k=-3, pair=5, lang="en")
     markup = bar_html(state, "<b>x</b>", 1, 4)
     shown = re.sub(r"<[^>]+>", "", markup)
-    for part in ("d_model = 64", "T = 100", "pos = 7", "k = -3", "pair = 5", "2 of 4"):
+    for part in ("d_model = 64", "T = 100", "pos = 7", "k = −3", "i = 5", "2 of 4"):
         assert part in shown
     assert "&lt;b&gt;x&lt;/b&gt;" in markup
+    # No English word on a Spanish page ("pair" was one).
+    spanish = re.sub(r"<[^>]+>", "", bar_html(ExplorerState(pair=5, lang="es"), "t", 1, 4))
+    assert "pair" not in spanish and "i = 5" in spanish
 
 
 # -- figures: dark theme and presentation sizes -------------------------------------------------

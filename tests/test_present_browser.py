@@ -194,7 +194,7 @@ def test_presentation_pages_through_sections_and_a_reload_lands_on_the_same_slid
     wait_until(lambda: section_prose("hands", "en").title in bar_text(page), timeout=30, message="first slide")
     wait_until(lambda: model_property(page, "page_keys", "motion"), message="the page's keys are wired")
     assert f"{at + 1} of {len(slugs)}" in bar_text(page)
-    for name in ("d_model = 32", "T = 24", "pos = 0", "k = 3", "pair = 0"):
+    for name in ("d_model = 32", "T = 24", "pos = 0", "k = 3", "i = 0"):
         assert name in bar_text(page)
     # Nothing of the page but the slide: no table of contents, no other section's heading.
     expect(page.locator("nav[aria-label='The lesson']")).to_have_count(0)
