@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import panel as pn
 
 from app.state import Notice
-from app.strings import text
+from app.strings import minus_sign, text
 from components.theme import LiveHTML
 
 #: Longest piece of user input echoed back; the rest is cut (it is only a hint).
@@ -23,7 +23,7 @@ def _echo(given: str) -> str:
 def notice_line(lang: str, notice: Notice) -> str:
     """One notice as HTML text; the input it echoes is escaped (and cut to ``ECHO_LIMIT``)."""
     return text(lang, f"notice_{notice.reason}", parameter=html.escape(notice.parameter),
-                given=_echo(notice.given), used=html.escape(notice.used))
+                given=_echo(notice.given), used=html.escape(minus_sign(notice.used)))
 
 
 def notice_html(lang: str, notices: Sequence[Notice]) -> str:

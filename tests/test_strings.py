@@ -209,3 +209,18 @@ def test_no_parameter_docstring_reaches_a_page_as_a_tooltip():
                  for part in parts for model in pn.panel(part).get_root(Document()).references()
                  if getattr(model, "description", None) is not None]
     assert described == []
+
+
+def test_printed_negative_numbers_in_notices_and_descriptions_carry_a_minus_sign():
+    """The value used and the sections' sentences print "−23", as the prose does; what the reader typed is
+    echoed as typed ("-500")."""
+    from components.lesson.gram import GramMatrix
+    from components.lesson.terms import ScoreAsClocks
+    from components.notices import notice_line
+
+    _, notices = parse_query({"k": "-500"})
+    assert notice_line("en", notices[0]) == "k = -500 is out of range; using \u221223."
+    from app.state import ExplorerState
+
+    assert ScoreAsClocks(ExplorerState(lang="en", k=-23)).describe().startswith("S(\u221223) = ")
+    assert "S(\u22125) = " in GramMatrix(ExplorerState(lang="es", k=-5)).describe()

@@ -31,7 +31,7 @@ from bokeh.plotting import figure
 from bokeh.transform import dodge
 
 from app import core
-from app.strings import number, text
+from app.strings import minus_sign, number, text
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
@@ -180,7 +180,7 @@ class GramMatrix(LessonSection):
                                                "label": [p[2] for p in points], "align": aligns})
 
     def describe(self) -> str:
-        values = self.live_values()
+        values = {name: minus_sign(value) for name, value in self.live_values().items()}  # as the prose prints them
         return text(self.state.lang, "describe_gram", pos=values["pos"], k=values["k"], score=values["S_k"],
                     target=values["target"], distance=values["distance"])
 

@@ -44,7 +44,7 @@ from bokeh.plotting import figure
 from bokeh.transform import transform
 
 from app import core
-from app.strings import number, text
+from app.strings import minus_sign, number, text
 from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.theme import COLORS, MOVING, LiveHTML, style_figure
@@ -254,7 +254,8 @@ class ScoreAsClocks(LessonSection):
                 self.selected_bar.indices = [row]
 
     def describe(self) -> str:
-        values = self.live_values()
+        # The prose's numbers, printed; those that are negative get the minus sign the prose gives them.
+        values = {name: minus_sign(value) for name, value in self.live_values().items()}
         return text(self.state.lang, "describe_terms", k=values["k"], score=values["S_k"], pairs=values["pairs"],
                     lifting=values["lifting"], up=values["up"], down=values["down"])
 
