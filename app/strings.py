@@ -233,8 +233,12 @@ ES: dict[str, str] = {
     "sum_ladder_title": "Longitudes de onda que cabe escribir (escala logarítmica)",
     "sum_ladder_x": "pareja i",
     "sum_ladder_y": "λᵢ (posiciones)",
-    "sum_ladder_sum": "sumando: {pairs} parejas",
-    "sum_ladder_concat": "concatenando: {pairs} parejas",
+    "sum_ladder_sum": "sumando (parejas: {pairs})",
+    "sum_ladder_concat": "concatenando (parejas: {pairs})",
+    "sum_ladder_none": ("Con r = 0 no se reserva nada para la posición: al concatenar no quedaría ninguna pareja, "
+                        "ni escalera que comparar."),
+    "sum_ladder_all": ("Con r = d_model = {d_model} toda la anchura es para la posición: la escalera concatenada es "
+                       "la de la suma, peldaño a peldaño, y no queda ninguna coordenada para el significado."),
     "sum_cross_title": "Términos cruzados e·PE de x_m·x_m+k, para cada posición de partida m",
     "sum_cross_x": "posición de partida m",
     "sum_cross_y": "e_m·PE_m+k + PE_m·e_m+k",
@@ -655,8 +659,12 @@ EN: dict[str, str] = {
     "sum_ladder_title": "Wavelengths there is room to write (log scale)",
     "sum_ladder_x": "pair i",
     "sum_ladder_y": "λᵢ (positions)",
-    "sum_ladder_sum": "summing: {pairs} pairs",
-    "sum_ladder_concat": "concatenating: {pairs} pairs",
+    "sum_ladder_sum": "summing (pairs: {pairs})",
+    "sum_ladder_concat": "concatenating (pairs: {pairs})",
+    "sum_ladder_none": ("With r = 0 nothing is reserved for position: concatenating would leave no pair, and no "
+                        "ladder to compare."),
+    "sum_ladder_all": ("With r = d_model = {d_model} the whole width goes to position: the concatenated ladder is "
+                       "the summed one, rung for rung, and no coordinate is left for meaning."),
     "sum_cross_title": "Cross terms e·PE of x_m·x_m+k, for every start position m",
     "sum_cross_x": "start position m",
     "sum_cross_y": "e_m·PE_m+k + PE_m·e_m+k",

@@ -63,6 +63,8 @@ const find = (root, id) => {
 };
 """
 TICK_SIZE = "13pt"
+#: A short note under a figure (a LiveHTML's ``css``; its markup is ``<p class="nt">…</p>``).
+NOTE_CSS = ".nt { font-size: 1.2rem; line-height: 1.45; margin: 0.2rem 0; }"
 
 
 def style_figure(fig: Figure, counts: str = "") -> Figure:

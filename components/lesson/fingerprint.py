@@ -29,13 +29,22 @@ from app.strings import number, text
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, WIDGET_STYLESHEET, WRAP, LiveHTML, html_pane, style_figure
+from components.theme import (
+    COLORS,
+    LABEL_SIZE,
+    MOVING,
+    NOTE_CSS,
+    WIDGET_STYLESHEET,
+    WRAP,
+    LiveHTML,
+    html_pane,
+    style_figure,
+)
 
 #: Dials drawn at most; more chosen pairs are sampled evenly (first and last always shown).
 MAX_DIALS = 16
 #: Centre-to-centre distance of two dials (radius 1).
 DIAL_STEP = 2.6
-NOTE_CSS = ".nt { font-size: 1.2rem; line-height: 1.45; margin: 0.2rem 0; }"
 
 
 

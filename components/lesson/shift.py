@@ -29,7 +29,7 @@ from components.checks import LiveChecks
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, MOVING, TICK_SIZE, LiveHTML, style_figure
+from components.theme import COLORS, MOVING, NOTE_CSS, TICK_SIZE, LiveHTML, style_figure
 
 #: Rows and columns of M_k drawn at most: its top-left corner beyond (32 pairs).
 MATRIX_SIZE = 64
@@ -47,7 +47,6 @@ BLOCK_CSS = f"""
 .sb .m1 {{ grid-template-columns: auto; }}
 .sb .op {{ font-size: 1.6rem; }}
 """
-NOTE_CSS = ".nt { font-size: 1.2rem; line-height: 1.45; margin: 0.2rem 0; }"
 
 
 

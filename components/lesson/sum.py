@@ -16,6 +16,8 @@ The embeddings are ``core.embeddings`` (seeded stand-ins), kept per size with th
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import panel as pn
 import param
@@ -33,7 +35,7 @@ from app.strings import number, text
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, style_figure
+from components.theme import COLORS, LABEL_SIZE, NOTE_CSS, TICK_SIZE, LiveHTML, style_figure
 
 #: Meaning and position keep one colour each; shared coordinates are hatched, and every bar is labelled.
 PART_COLORS = {"shared": "#CC79A7", "meaning": COLORS["bar"], "position": COLORS["pos"]}
@@ -53,6 +55,8 @@ class SumOrConcatenate(LessonSection):
         lang = state.lang
         self._table_key: tuple | None = None
         self._rows = [text(lang, "sum_row_concat"), text(lang, "sum_row_sum")]
+        # In place of the ladder passage at r = 0 and r = d_model.
+        self.ladder_note = LiveHTML(name="sum_ladder_note", css=NOTE_CSS, sizing_mode="stretch_width")
 
         self.width = ColumnDataSource(name="sum_width", data={
             "row": [], "left": [], "right": [], "part": [], "label": [], "color": [], "hatch": [], "x": []})
@@ -159,6 +163,10 @@ class SumOrConcatenate(LessonSection):
                                   "legend": [text(lang, "sum_ladder_concat", pairs=reserved.size)] * reserved.size}
             for entry in self._legend_rows:
                 entry.follow()
+            # The ladder passage compares r/2 pairs with d_model/2: at either end of r there is nothing to compare.
+            self.passage("ladder").visible = 0 < r < d
+            end = "" if 0 < r < d else text(lang, "sum_ladder_none" if r == 0 else "sum_ladder_all", d_model=d)
+            self.ladder_note.object = f'<p class="nt">{html.escape(end)}</p>' if end else ""
             self.ladder_plot.x_range.update(start=-0.5, end=summed.size - 0.5)
             self.ladder_plot.y_range.update(start=summed[0] / 1.6, end=summed[-1] * 1.6)
 
@@ -234,7 +242,7 @@ class SumOrConcatenate(LessonSection):
     def layout(self) -> list[pn.viewable.Viewable]:
         return [
             self.passage("intro"), self.control_panel(("d_model", "reserve", "base"), columns=3),
-            pn.pane.Bokeh(self.width_plot, sizing_mode="stretch_width"), self.passage("ladder"),
+            pn.pane.Bokeh(self.width_plot, sizing_mode="stretch_width"), self.passage("ladder"), self.ladder_note,
             pn.pane.Bokeh(self.ladder_plot, sizing_mode="stretch_width"), self.passage("cross"),
             self.control_panel(("T", "k"), columns=2), pn.pane.Bokeh(self.cross_plot, sizing_mode="stretch_width"),
             self.passage("verdict"),
