@@ -246,3 +246,11 @@ def test_positions_the_same_distance_before_and_after_pos_are_equally_close(d_mo
     distances = core.fingerprint_distances(pos, pos + j + 1, d_model, base)
     assert distances[pos - j] == pytest.approx(before, rel=1e-9, abs=1e-9)
     assert distances[pos + j] == pytest.approx(after, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("d_model", [2, 32, 512])
+def test_the_claim_about_3_and_300_names_the_lessons_slowest_wavelength_at_any_size(d_model):
+    """At d_model = 2 the passage said "the wavelength is far longer than 297" beside a wavelength of 6.3:
+    the claim is about the lesson's sizes, so it prints theirs, 2π·10000^(30/32)."""
+    values = Fingerprint(ExplorerState(d_model=d_model, lang="en")).live_values()
+    assert values["lesson_slow_wavelength"] == f"{2 * math.pi * 10_000 ** (30 / 32):,.0f}".replace(",", "\u202f")

@@ -48,6 +48,10 @@ DIAL_STEP = 2.6
 
 
 
+#: The lesson's sizes, for its claim about 3 and 300 (the state's defaults are the lesson's NumPy cells).
+LESSON_D_MODEL, LESSON_BASE = 32, 10_000
+
+
 def short(value: float) -> str:
     """A distance for a label or the prose: 2 decimals from 1 up, 3 below, 2 significant digits below 0.01."""
     if value >= 1:
@@ -273,6 +277,7 @@ class Fingerprint(LessonSection):
             "max_distance": short(2.0 * math.sqrt(s.pairs_to - s.pairs_from + 1)),
             "slow_pair": str(last),
             "slow_wavelength": number(2 * math.pi / slow_omega, 1),
+            "lesson_slow_wavelength": number(float(core.wavelengths(LESSON_D_MODEL, LESSON_BASE)[-1]), 0),
             "slow_angle": short(297 * slow_omega),
             "slow_3_300": short(float(core.fingerprint_distance(3, 300, s.d_model, s.base, last, last))),
             "all_3_300": short(float(core.fingerprint_distance(3, 300, s.d_model, s.base))),
