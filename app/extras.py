@@ -23,6 +23,7 @@ from components.keyboard import page_keys
 from components.present import page_look
 from components.present import page_tools as presentation_tools
 from components.room import room_box
+from components.title_fit import title_fit
 
 PageExtra = Callable[[ExplorerState, str], pn.viewable.Viewable | None]
 
@@ -51,6 +52,7 @@ PAGE_EXTRAS: list[PageExtra] = [
     export_links,
     page_look,
     page_keys,
+    title_fit,
 ]
 
 

@@ -7,6 +7,8 @@ import pytest
 
 from app.lesson import SECTIONS
 from app.pages import VIEWS
+from app.strings import text
+from components.theme import TITLE_SIZE
 from tests.helpers import figure_count, plots_drawn, wait_until
 
 pytestmark = pytest.mark.browser
@@ -34,3 +36,43 @@ def test_a_page_fits_a_768_px_iframe(page, app_url, route):
 def test_a_presented_page_fits_a_1280_px_projector(page, app_url, route):
     page.set_viewport_size({"width": 1280, "height": 800})
     assert overflow(page, f"{app_url}/{route}?lang=en&present=1", route if route != "explore" else "ladder") <= 0
+
+
+#: Each drawn figure title: its name, the width of its widest line at its size, the room it has, its size, text.
+_TITLES = """() => {
+  const measure = document.createElement("canvas").getContext("2d");
+  const plots = [...Bokeh.index.query((v) => v.model?.toolbar !== undefined && v.canvas_view && v.frame)];
+  return plots.filter((v) => v.model.title?.text).map((v) => {
+    const t = v.model.title;
+    measure.font = `${t.text_font_style} ${t.text_font_size} ${t.text_font}`;
+    const wide = Math.max(...t.text.split("\\n").map((line) => measure.measureText(line).width));
+    return [v.model.name, wide, v.bbox.width - v.frame.bbox.left, t.text_font_size, t.text];
+  });
+}"""
+
+
+@pytest.mark.parametrize("route", ["fingerprint", "score", "terms", "simpler", "gram", "sum", "rope", "question"])
+def test_figure_titles_fit_a_768_px_iframe(page, app_url, route):
+    """A canvas cuts a title at its right edge: fourteen were cut at 768 px ("…through the chosen pa")."""
+    page.set_viewport_size({"width": 768, "height": 900})
+    assert overflow(page, f"{app_url}/{route}?lang=es", route) <= 0
+    assert len(page.evaluate(_TITLES)) >= 2
+    wait_until(lambda: all(wide <= room for _, wide, room, _, _ in page.evaluate(_TITLES)), timeout=10,
+               message=f"titles cut: {[t for t in page.evaluate(_TITLES) if t[1] > t[2]]}")
+
+
+def title_of(page, name: str) -> tuple[str, str] | None:
+    """The drawn title of figure ``name``: its size and text (``None`` until it is drawn)."""
+    return next(((size, shown) for plot, _, _, size, shown in page.evaluate(_TITLES) if plot == name), None)
+
+
+def test_titles_that_fit_keep_their_size_and_line(page, app_url):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}/fingerprint?lang=es")
+    whole = (TITLE_SIZE, text("es", "fingerprint_plot_title"))
+    wait_until(lambda: title_of(page, "fingerprint_plot") == whole, timeout=30, message="drawn whole at 1280 px")
+    # Narrowed, it is set smaller; widened again, it is back to its size.
+    page.set_viewport_size({"width": 768, "height": 800})
+    wait_until(lambda: title_of(page, "fingerprint_plot")[0] != TITLE_SIZE, message="the title kept its size")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    wait_until(lambda: title_of(page, "fingerprint_plot") == whole, message="the title did not grow back")
