@@ -254,3 +254,8 @@ def test_the_claim_about_3_and_300_names_the_lessons_slowest_wavelength_at_any_s
     the claim is about the lesson's sizes, so it prints theirs, 2π·10000^(30/32)."""
     values = Fingerprint(ExplorerState(d_model=d_model, lang="en")).live_values()
     assert values["lesson_slow_wavelength"] == f"{2 * math.pi * 10_000 ** (30 / 32):,.0f}".replace(",", "\u202f")
+
+
+def test_dials_name_i_once_then_print_numbers():
+    section = Fingerprint(ExplorerState(d_model=32, T=24, pairs_from=3, pairs_to=9, lang="en"))
+    assert section.dials.data["label"] == ["i = 3", "4", "5", "6", "7", "8", "9"]

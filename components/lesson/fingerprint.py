@@ -237,7 +237,9 @@ class Fingerprint(LessonSection):
         cx = DIAL_STEP * np.arange(pairs.size)
         near = 1 if nearest is not None else 0
         send_changes(self.dials, {
-            "pair": pairs, "cx": cx, "label": [text(s.lang, "fingerprint_dial_label", pair=int(i)) for i in pairs],
+            # "i = " once, then numbers only: sixteen "i = 10" labels ran into each other on a narrow page.
+            "pair": pairs, "cx": cx, "label": [text(s.lang, "fingerprint_dial_label", pair=int(i)) if at == 0
+                                               else str(int(i)) for at, i in enumerate(pairs)],
             "pos_x": np.round(cx + 0.92 * sin[0], 4), "pos_y": np.round(0.92 * cos[0], 4),
             "near_x": np.round(cx + 0.92 * sin[near], 4) if nearest is not None else cx,
             "near_y": np.round(0.92 * cos[near], 4) if nearest is not None else np.zeros(pairs.size),
