@@ -41,7 +41,7 @@ from bokeh.document.events import (
     RootAddedEvent,
 )
 from bokeh.model import Model
-from bokeh.models import Annotation, ColorMapper, ColumnDataSource, Plot
+from bokeh.models import Annotation, ColorMapper, ColumnDataSource, Legend, Plot
 from bokeh.models.glyph import Glyph
 
 #: The dark theme's background: Panel's own dark design's, so figures and widgets sit on one ground.
@@ -55,6 +55,10 @@ PRESENT_MIN_FONT_PX = 30
 PRESENT_FONT_SCALE = 1.8
 PRESENT_MIN_LINE = 3
 PRESENT_GROWTH = 1.5
+#: A legend's gaps and swatch sizes, grown with its labels in presentation mode.
+LEGEND_GAPS = ("spacing", "label_standoff", "glyph_width", "glyph_height", "padding")
+#: The least gap (px) between two entries of a presented legend.
+PRESENT_LEGEND_SPACING = 18
 
 _SIZE = re.compile(r"^\s*([0-9.]+)\s*(px|pt|em|rem)?\s*$")
 _PX_PER = {"px": 1.0, "pt": 4 / 3, "em": 16.0, "rem": 16.0, None: 1.0}
@@ -155,6 +159,11 @@ def restyle_model(model: Model, *, dark: bool, present: bool) -> None:
             plain, wrapped = _value(getattr(model, name))
             if isinstance(plain, int | float) and 0 < plain < PRESENT_MIN_LINE:
                 setattr(model, name, {"value": PRESENT_MIN_LINE} if wrapped else PRESENT_MIN_LINE)
+    if present and isinstance(model, Legend):
+        # Larger labels with the same gaps ran into the next entry's swatch ("hand at pos—hand at pos + k").
+        for name in LEGEND_GAPS:
+            setattr(model, name, round(getattr(model, name) * PRESENT_GROWTH))
+        model.spacing = max(model.spacing, PRESENT_LEGEND_SPACING)
     if present and isinstance(model, Plot):
         for side in ("height", "width"):
             size = getattr(model, side)

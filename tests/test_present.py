@@ -7,7 +7,7 @@ import re
 import panel as pn
 import pytest
 from bokeh.document import Document
-from bokeh.models import ColumnDataSource, Plot
+from bokeh.models import ColumnDataSource, Legend, Plot
 from bokeh.models.glyph import Glyph
 
 from app.state import SPEEDS, ExplorerState
@@ -222,6 +222,17 @@ def test_presentation_sets_large_type_and_thick_lines_on_the_figures_themselves(
     assert widths and min(widths) >= 3
     # The large clock stretches up to 470 px (it wraps above its block on a narrow page): that bound grows.
     assert view.pair_figure.max_width == round(470 * 1.5)
+
+
+def test_presented_legends_grow_their_gaps_with_their_labels():
+    """At presentation size, the default 3 px between entries ran each label into the next swatch."""
+    _, doc = styled_clocks(dark=False, present=True)
+    legends = [m for m in doc.models if isinstance(m, Legend)]
+    assert legends
+    for legend in legends:
+        assert legend.spacing >= 18 and legend.glyph_width == 30 and legend.label_standoff >= 7
+    _, plain = styled_clocks(dark=False, present=False)
+    assert all(m.spacing == 3 for m in plain.models if isinstance(m, Legend))
 
 
 def test_dark_theme_restyles_the_figures_in_place_and_leaves_the_numbers_alone():
