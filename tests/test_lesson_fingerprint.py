@@ -211,10 +211,10 @@ def test_one_row_table_has_no_other_position():
     assert np.array_equal(section.dials.data["near_x"], section.dials.data["cx"])  # no second hand
     # The passage about the closest other position gives way to a sentence that says there is none.
     section.__panel__()
-    assert section.passage("closest").visible is False
+    assert section.passage("closest").hidden is True
     assert "no hay otra posición" in section.alone_note.object
     section.state.T = 24
-    assert section.passage("closest").visible is True and section.alone_note.object == ""
+    assert section.passage("closest").hidden is False and section.alone_note.object == ""
 
 
 def test_live_values_cover_the_prose_and_state_the_numbers(section):

@@ -116,14 +116,14 @@ def test_at_either_end_of_the_reserve_a_sentence_replaces_the_ladders_comparison
     """At r = d_model the passage compared "16 instead of 16"; at r = 0 "0 instead of 16 … = —"."""
     state, view = section
     view.__panel__()
-    assert view.passage("ladder").visible and view.ladder_note.object == ""
+    assert not view.passage("ladder").hidden and view.ladder_note.object == ""
     state.reserve = 32
-    assert not view.passage("ladder").visible and "rung for rung" in view.ladder_note.object
+    assert view.passage("ladder").hidden and "rung for rung" in view.ladder_note.object
     np.testing.assert_allclose(view.reserved.data["wavelength"], view.ladder.data["wavelength"], rtol=1e-12)
     state.reserve = 0
-    assert not view.passage("ladder").visible and "nothing is reserved" in view.ladder_note.object
+    assert view.passage("ladder").hidden and "nothing is reserved" in view.ladder_note.object
     state.reserve = 2
-    assert view.passage("ladder").visible and view.ladder_note.object == ""
+    assert not view.passage("ladder").hidden and view.ladder_note.object == ""
 
 
 def test_a_width_step_that_moves_the_reserve_draws_once(section, monkeypatch):

@@ -30,3 +30,18 @@ def test_sum_section_follows_the_reserve_and_k(page, app_url, console_errors):
     cross = wait_for_source(page, "sum_cross", lambda d: len(d["m"]) == 23)
     np.testing.assert_allclose(cross["cross"], core.cross_terms_by_start(-1, 24, 32)[1], atol=1e-9)
     assert console_errors == []
+
+
+def test_at_the_end_of_the_reserve_the_ladders_comparison_gives_way_to_a_sentence(page, app_url, console_errors):
+    from playwright.sync_api import expect
+
+    page.goto(f"{app_url}/sum?lang=en&d_model=32&T=24&reserve=30")
+    comparison = page.get_by_text("has fewer rungs")
+    expect(comparison).to_be_visible(timeout=20_000)
+    press(page, "coordinates for position", "ArrowRight")  # r = 32 = d_model
+    expect(page.get_by_text("the concatenated ladder is the summed one, rung for rung")).to_be_visible()
+    expect(comparison).to_be_hidden()
+    press(page, "coordinates for position", "ArrowLeft")
+    expect(comparison).to_be_visible()
+    expect(page.get_by_text("rung for rung")).to_have_count(0)
+    assert console_errors == []

@@ -222,7 +222,7 @@ class Fingerprint(LessonSection):
                                   x_offset=-6 if right else 6,
                                   text=text(lang, "fingerprint_pos_label", pos=s.pos))
             self.far_note.object = f'<p class="nt">{html.escape(self.far_note_text())}</p>'
-            self.passage("closest").visible = nearest is not None
+            self.passage("closest").hidden = nearest is None
             self.alone_note.object = ("" if nearest is not None
                                       else f'<p class="nt">{html.escape(text(lang, "fingerprint_no_other"))}</p>')
             self._update_dials(nearest)

@@ -164,7 +164,7 @@ class SumOrConcatenate(LessonSection):
             for entry in self._legend_rows:
                 entry.follow()
             # The ladder passage compares r/2 pairs with d_model/2: at either end of r there is nothing to compare.
-            self.passage("ladder").visible = 0 < r < d
+            self.passage("ladder").hidden = not 0 < r < d
             end = "" if 0 < r < d else text(lang, "sum_ladder_none" if r == 0 else "sum_ladder_all", d_model=d)
             self.ladder_note.object = f'<p class="nt">{html.escape(end)}</p>' if end else ""
             self.ladder_plot.x_range.update(start=-0.5, end=summed.size - 0.5)
