@@ -4,51 +4,75 @@
 every link: the ladder, the score curve and the live checks then draw the buggy table wherever they are
 shown. The prose around them describes the correct encoding ("the largest error is rounding, about
 10⁻¹⁵"), so without a word a reader would see the checks fail under a text that says they pass.
+
+The note shows and hides itself in the browser (CSS), not with ``visible``: on ``/`` toggling a
+layout's ``visible`` makes BokehJS lay the whole page out again (~0.9 s), and a click on a mistake
+there toggles the notes of three sections.
 """
 
 from __future__ import annotations
 
-import html
-
-import panel as pn
 import param
 
 from app.prose import section_prose
 from app.state import ExplorerState
 from app.strings import text
-from components.theme import WIDGET_STYLESHEET, WRAP, LiveHTML
+from components.plainjs import PlainJSComponent
+from components.theme import STYLESHEET
+
+NOTE_CSS = """
+.pe-mistake { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5em 1em; }
+.pe-mistake .pe-notice { flex: 1 1 420px; margin: 0; }
+.pe-mistake button { font: inherit; font-size: 1.05rem; padding: 0.35em 0.9em; min-height: 40px; border-radius: 6px;
+  cursor: pointer; background: transparent; color: var(--pe-t-link, #0B5C8E);
+  border: 2px solid var(--pe-t-link, #0B5C8E); }
+.pe-mistake button:focus-visible { outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; }
+"""
 
 
-class MistakeNote(pn.viewable.Viewer):
-    """Shown while the state's ``mistake`` is not "none": which mistake, and a button that turns it off.
+class MistakeNote(PlainJSComponent):
+    """Shown while the state's ``mistake`` is not "none": which mistake, and a button that turns it off."""
 
-    Its text's model is named ``<prefix>mistake_note``.
+    note = param.String(default="", doc="The note's text (set as text, not markup); empty: the note is not shown.")
+    label = param.String(default="", doc="The button's label.")
+
+    _esm = """
+    export function render({ model }) {
+      const box = document.createElement("div");
+      box.className = "pe-mistake";
+      const note = document.createElement("div");
+      note.className = "pe-notice";
+      note.setAttribute("role", "status");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.addEventListener("click", () => model.send_msg("correct"));
+      box.append(note, button);
+      const show = () => {
+        note.textContent = model.note;
+        button.textContent = model.label;
+        box.style.display = model.note ? "" : "none";
+      };
+      show();
+      model.on(["note", "label"], show);
+      return box;
+    }
     """
 
-    state = param.ClassSelector(class_=ExplorerState)
-
     def __init__(self, state: ExplorerState, prefix: str = "", **params):
-        super().__init__(state=state, **params)
-        lang = state.lang
-        self.note = LiveHTML(name=f"{prefix}mistake_note", sizing_mode="stretch_width", styles={"flex": "1 1 420px"})
-        self.reset = pn.widgets.Button(label=text(lang, "mistake_note_reset"), color="primary", variant="outline",
-                                       stylesheets=[WIDGET_STYLESHEET], width=260, margin=(10, 10), align="center")
-        self.reset.on_click(self._correct)
-        self._layout = pn.Row(self.note, self.reset, sizing_mode="stretch_width", styles=WRAP,
-                              name=f"{prefix}mistake_note_row")
+        params.setdefault("name", f"{prefix}mistake_note")
+        super().__init__(label=text(state.lang, "mistake_note_reset"), sizing_mode="stretch_width",
+                         margin=(5, 10), stylesheets=[STYLESHEET + NOTE_CSS], **params)
+        self.state = state
+        state.param.watch(lambda _event: self._show(), "mistake")
         self._show()
 
-    @param.depends("state.mistake", watch=True)
     def _show(self) -> None:
         s = self.state
-        self._layout.visible = s.mistake != "none"
-        if s.mistake != "none":
-            self.note.object = ('<div class="pe-notice" role="status">' + html.escape(text(
-                s.lang, "mistake_note", mistake=text(s.lang, f"mistake_{s.mistake}"),
-                section=section_prose("mistakes", s.lang).title)) + "</div>")
+        self.note = "" if s.mistake == "none" else text(
+            s.lang, "mistake_note", mistake=text(s.lang, f"mistake_{s.mistake}"),
+            section=section_prose("mistakes", s.lang).title)
 
-    def _correct(self, _event: object) -> None:
-        self.state.mistake = "none"
-
-    def __panel__(self) -> pn.viewable.Viewable:
-        return self._layout
+    def _handle_msg(self, msg: object) -> None:
+        # Whatever a client sends: only this word is read.
+        if msg == "correct":
+            self.state.mistake = "none"
