@@ -41,7 +41,6 @@ class MistakeNote(PlainJSComponent):
       const box = document.createElement("div");
       box.className = "pe-mistake";
       const note = document.createElement("div");
-      note.className = "pe-notice";
       note.setAttribute("role", "status");
       const button = document.createElement("button");
       button.type = "button";
@@ -51,6 +50,8 @@ class MistakeNote(PlainJSComponent):
         note.textContent = model.note;
         button.textContent = model.label;
         box.style.display = model.note ? "" : "none";
+        // A hidden note is no notice: a page's ".pe-notice" is the one it shows.
+        note.className = model.note ? "pe-notice" : "";
       };
       show();
       model.on(["note", "label"], show);
