@@ -18,15 +18,13 @@ from app.prose import section_prose
 from app.state import ExplorerState
 from app.strings import text
 from components.plainjs import PlainJSComponent
+from components.present import SWITCHES_CSS
 from components.theme import STYLESHEET
 
+# The button looks like the page's switches (Present, Dark theme): SWITCHES_CSS.
 NOTE_CSS = """
 .pe-mistake { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5em 1em; }
 .pe-mistake .pe-notice { flex: 1 1 420px; margin: 0; }
-.pe-mistake button { font: inherit; font-size: 1.05rem; padding: 0.35em 0.9em; min-height: 40px; border-radius: 6px;
-  cursor: pointer; background: transparent; color: var(--pe-t-link, #0B5C8E);
-  border: 2px solid var(--pe-t-link, #0B5C8E); }
-.pe-mistake button:focus-visible { outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; }
 """
 
 
@@ -39,7 +37,7 @@ class MistakeNote(PlainJSComponent):
     _esm = """
     export function render({ model }) {
       const box = document.createElement("div");
-      box.className = "pe-mistake";
+      box.className = "pe-mistake pe-switches";
       const note = document.createElement("div");
       note.setAttribute("role", "status");
       const button = document.createElement("button");
@@ -62,7 +60,7 @@ class MistakeNote(PlainJSComponent):
     def __init__(self, state: ExplorerState, prefix: str = "", **params):
         params.setdefault("name", f"{prefix}mistake_note")
         super().__init__(label=text(state.lang, "mistake_note_reset"), sizing_mode="stretch_width",
-                         margin=(5, 10), stylesheets=[STYLESHEET + NOTE_CSS], **params)
+                         margin=(5, 10), stylesheets=[STYLESHEET + SWITCHES_CSS + NOTE_CSS], **params)
         self.state = state
         state.param.watch(lambda _event: self._show(), "mistake")
         self._show()

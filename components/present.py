@@ -242,9 +242,8 @@ SLIM_CSS = """
 def bar_html(state: ExplorerState, title: str, at: int, count: int) -> str:
     """The slim bar's text: the slide's title and place, and the current values."""
     # Symbols, not words (the pair is i, as on its slider in either language); a negative k with a true minus.
-    values = " · ".join(f"<b>{symbol}</b> = {minus_sign(str(getattr(state, name)))}"
-                        for name, symbol in (("d_model", "d_model"), ("T", "T"), ("pos", "pos"), ("k", "k"),
-                                             ("pair", "i")))
+    values = " · ".join(f"<b>{'i' if name == 'pair' else name}</b> = {minus_sign(str(getattr(state, name)))}"
+                        for name in ("d_model", "T", "pos", "k", "pair"))
     return (f'<div class="pe-bar"><span class="pe-bar-title">{html.escape(title)}</span>'
             f'<span>{html.escape(text(state.lang, "present_place", at=at + 1, count=count))}</span>'
             f'<span class="pe-bar-values">{values}</span></div>')

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Sequence
 from typing import ClassVar
@@ -17,6 +18,7 @@ from components.controls import Controls
 from components.describe import Description
 from components.mistake_note import MistakeNote
 from components.prose import Prose
+from components.theme import LiveHTML
 
 _DEFAULT_NAME = re.compile(r"^[A-Z][A-Za-z]*\d{5}$")
 
@@ -83,6 +85,13 @@ class LessonSection(pn.viewable.Viewer):
             self._passages[part] = Prose(self.prose.parts[part], values=self.live_values(),
                                          name=f"{self.slug}_{part}_text")
         return self._passages[part]
+
+    def passage_or_note(self, part: str, note: LiveHTML, sentence: str) -> None:
+        """Passage ``part``, or, when ``sentence`` is given, that sentence in ``note`` in its place (a passage
+        that does not apply to the current sizes). Hidden by CSS (``Prose.hidden``): ``visible`` would make
+        BokehJS lay the whole page out again."""
+        self.passage(part).hidden = bool(sentence)
+        note.object = f'<p class="nt">{html.escape(sentence)}</p>' if sentence else ""
 
     def live_values(self) -> dict[str, str]:
         """The live numbers of this section's passages, formatted; override in a section that has any."""

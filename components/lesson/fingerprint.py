@@ -48,8 +48,8 @@ DIAL_STEP = 2.6
 
 
 
-#: The lesson's sizes, for its claim about 3 and 300 (the state's defaults are the lesson's NumPy cells).
-LESSON_D_MODEL, LESSON_BASE = 32, 10_000
+#: The slowest wavelength at the lesson's sizes (d_model 32, base 10 000), for its claim about 3 and 300.
+LESSON_SLOW_WAVELENGTH = number(float(core.wavelengths(32, 10_000)[-1]), 0)
 
 
 def short(value: float) -> str:
@@ -222,9 +222,8 @@ class Fingerprint(LessonSection):
                                   x_offset=-6 if right else 6,
                                   text=text(lang, "fingerprint_pos_label", pos=s.pos))
             self.far_note.object = f'<p class="nt">{html.escape(self.far_note_text())}</p>'
-            self.passage("closest").hidden = nearest is None
-            self.alone_note.object = ("" if nearest is not None
-                                      else f'<p class="nt">{html.escape(text(lang, "fingerprint_no_other"))}</p>')
+            self.passage_or_note("closest", self.alone_note,
+                                 "" if nearest is not None else text(lang, "fingerprint_no_other"))
             self._update_dials(nearest)
 
     def _update_dials(self, nearest: tuple[int, float] | None) -> None:
@@ -279,7 +278,7 @@ class Fingerprint(LessonSection):
             "max_distance": short(2.0 * math.sqrt(s.pairs_to - s.pairs_from + 1)),
             "slow_pair": str(last),
             "slow_wavelength": number(2 * math.pi / slow_omega, 1),
-            "lesson_slow_wavelength": number(float(core.wavelengths(LESSON_D_MODEL, LESSON_BASE)[-1]), 0),
+            "lesson_slow_wavelength": LESSON_SLOW_WAVELENGTH,
             "slow_angle": short(297 * slow_omega),
             "slow_3_300": short(float(core.fingerprint_distance(3, 300, s.d_model, s.base, last, last))),
             "all_3_300": short(float(core.fingerprint_distance(3, 300, s.d_model, s.base))),

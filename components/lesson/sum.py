@@ -16,8 +16,6 @@ The embeddings are ``core.embeddings`` (seeded stand-ins), kept per size with th
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import panel as pn
 import param
@@ -164,9 +162,8 @@ class SumOrConcatenate(LessonSection):
             for entry in self._legend_rows:
                 entry.follow()
             # The ladder passage compares r/2 pairs with d_model/2: at either end of r there is nothing to compare.
-            self.passage("ladder").hidden = not 0 < r < d
-            end = "" if 0 < r < d else text(lang, "sum_ladder_none" if r == 0 else "sum_ladder_all", d_model=d)
-            self.ladder_note.object = f'<p class="nt">{html.escape(end)}</p>' if end else ""
+            self.passage_or_note("ladder", self.ladder_note, "" if 0 < r < d else text(
+                lang, "sum_ladder_none" if r == 0 else "sum_ladder_all", d_model=d))
             self.ladder_plot.x_range.update(start=-0.5, end=summed.size - 0.5)
             self.ladder_plot.y_range.update(start=summed[0] / 1.6, end=summed[-1] * 1.6)
 
