@@ -374,8 +374,8 @@ ES: dict[str, str] = {
     # Section mistakes
     "mistake": "fallo publicado",
     "mistake_none": "ninguno (tabla correcta)",
-    "mistake_note": ("Estas figuras dibujan la tabla con el fallo publicado «{mistake}» (elegido en «{section}»); "
-                     "el texto describe la codificación correcta."),
+    "mistake_note": ("La tabla que aquí se dibuja y se comprueba lleva el fallo publicado «{mistake}» (elegido en "
+                     "«{section}»); el texto describe la codificación correcta."),
     "mistake_note_reset": "Volver a la tabla correcta",
     "mistake_dim_index": "i leído como columna j",
     "mistake_cos_exponent": "coseno con (2i+1)/d",
@@ -792,8 +792,8 @@ EN: dict[str, str] = {
     "rope_window": "m, n = 0 … {last}",
     "mistake": "published mistake",
     "mistake_none": "none (correct)",
-    "mistake_note": ("These figures draw the table with the published mistake “{mistake}” (chosen in “{section}”); "
-                     "the text describes the correct encoding."),
+    "mistake_note": ("The table drawn and checked here has the published mistake “{mistake}” (chosen in "
+                     "“{section}”); the text describes the correct encoding."),
     "mistake_note_reset": "Back to the correct table",
     "mistake_dim_index": "i read as column j",
     "mistake_cos_exponent": "cosine with (2i+1)/d",
