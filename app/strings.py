@@ -109,7 +109,7 @@ ES: dict[str, str] = {
     "ladder_x_columns": "columna j",
     "ladder_y": "λᵢ (posiciones)",
     "ladder_T_line": "T = {T}",
-    "ladder_count": "{count} de {pairs} parejas tienen una longitud de onda de T = {T} o menos (la línea discontinua).",
+    "ladder_count": "Parejas con longitud de onda de T = {T} o menos (la línea discontinua): {count} de {pairs}.",
     "hover_pos": "pos",
     "hover_dim": "coordenada",
     "hover_pair": "pareja",
@@ -293,8 +293,8 @@ ES: dict[str, str] = {
     "simpler_neighbours_learned": "tabla aprendida",
     "simpler_neighbours_sinusoid": "sinusoidal",
     "simpler_no_rows": "sin filas",
-    "simpler_row": "La tabla aprendida tiene fila para pos = {pos}: se entrenó con {trained} posiciones (0 … {last}).",
-    "simpler_no_row": "pos = {pos}: la tabla aprendida no tiene fila. Solo se entrenaron {trained} posiciones (0 … {last}); la sinusoidal calcula PE_{pos} con la fórmula.",
+    "simpler_row": "La tabla aprendida tiene fila para pos = {pos}: se entrenó con las posiciones 0 … {last} ({trained} en total).",
+    "simpler_no_row": "pos = {pos}: la tabla aprendida no tiene fila. Solo se entrenaron las posiciones 0 … {last} ({trained} en total); la sinusoidal calcula PE_{pos} con la fórmula.",
     # Section fingerprint
     "fingerprint_plot_title": "Distancia de PE_pos a cada posición q, solo con las parejas elegidas",
     "fingerprint_x": "posición q",
@@ -342,7 +342,7 @@ ES: dict[str, str] = {
     "terms_bars_title": "Los términos en k",
     "terms_bars_x": "cos(ωᵢ·k)",
     "terms_size": "parejas en la fila",
-    "terms_one_per_pair": "Una fila por pareja ({pairs} parejas).",
+    "terms_one_per_pair": "Una fila por pareja (d_model/2 = {pairs}).",
     "terms_bands": "{pairs} parejas no caben en {most} filas: cada una de las {rows} filas es una banda de hasta {size} parejas "
                    "seguidas y muestra la suma de sus términos; las filas siguen sumando S(k) exactamente.",
     "terms_window": "Se muestran los desplazamientos −{shown} … {shown} de −{last} … {last}.",
@@ -381,7 +381,7 @@ ES: dict[str, str] = {
     "mistake_cos_exponent": "coseno con (2i+1)/d",
     "mistake_split_layout": "senos, luego cosenos",
     "mistake_sin_only": "solo senos",
-    "ladder_count_columns": "{count} de {pairs} columnas tienen una longitud de onda de T = {T} o menos (la línea discontinua).",
+    "ladder_count_columns": "Columnas con longitud de onda de T = {T} o menos (la línea discontinua): {count} de {pairs}.",
     "check_norm_mistake": ("Con este fallo las filas miden de {low:.4f} a {high:.4f}; en la codificación correcta, "
                            "todas √(d_model/2) = {expected:.6g} (desviación máxima {error:.1e})."),
     "check_rotation_mistake": ("La mejor rotación por bloques, una sola para todas las p = {first} … {last} "
@@ -408,9 +408,9 @@ ES: dict[str, str] = {
     "player_faster": "Más rápido",
     "a11y_figure": "Figura",
     "describe_ladder": ("Pareja {pair}: gira {omega:.4g} rad por posición, longitud de onda {wavelength:.1f}. "
-                        "{count} de {pairs} parejas tienen una longitud de onda de T = {T} o menos. {rows}"),
-    "describe_ladder_mistake": ("Con el fallo «{mistake}»: {count} de {columns} columnas tienen una longitud de "
-                                "onda de T = {T} o menos. {rows}"),
+                        "Parejas con longitud de onda de T = {T} o menos: {count} de {pairs}. {rows}"),
+    "describe_ladder_mistake": ("Con el fallo «{mistake}», columnas con longitud de onda de T = {T} o menos: "
+                                "{count} de {columns}. {rows}"),
     "describe_rows_both": "Marcadas las filas pos = {pos} y pos + k = {target}.",
     "describe_rows_pos": "Marcada la fila pos = {pos}; pos + k = {target} queda fuera de la tabla.",
     "describe_clocks": ("Pareja {pair}: gira {omega:.4g} rad por posición, longitud de onda {wavelength:.1f}; "
@@ -541,7 +541,7 @@ EN: dict[str, str] = {
     "ladder_x_columns": "column j",
     "ladder_y": "λᵢ (positions)",
     "ladder_T_line": "T = {T}",
-    "ladder_count": "{count} of {pairs} pairs have a wavelength of at most T = {T} (the dashed line).",
+    "ladder_count": "Pairs with a wavelength of at most T = {T} (the dashed line): {count} of {pairs}.",
     "hover_pos": "pos",
     "hover_dim": "coordinate",
     "hover_pair": "pair",
@@ -717,8 +717,8 @@ EN: dict[str, str] = {
     "simpler_neighbours_learned": "learned table",
     "simpler_neighbours_sinusoid": "sinusoidal",
     "simpler_no_rows": "no rows",
-    "simpler_row": "The learned table has a row for pos = {pos}: it was trained on {trained} positions (0 … {last}).",
-    "simpler_no_row": "pos = {pos}: the learned table has no row. Only {trained} positions were trained (0 … {last}); the sinusoidal encoding computes PE_{pos} from the formula.",
+    "simpler_row": "The learned table has a row for pos = {pos}: it was trained on positions 0 … {last} ({trained} in all).",
+    "simpler_no_row": "pos = {pos}: the learned table has no row. Only positions 0 … {last} were trained ({trained} in all); the sinusoidal encoding computes PE_{pos} from the formula.",
     "fingerprint_plot_title": "Distance from PE_pos to every position q, through the chosen pairs only",
     "fingerprint_x": "position q",
     "fingerprint_y": "‖PE_pos − PE_q‖",
@@ -763,7 +763,7 @@ EN: dict[str, str] = {
     "terms_bars_title": "The terms at k",
     "terms_bars_x": "cos(ωᵢ·k)",
     "terms_size": "pairs in the row",
-    "terms_one_per_pair": "One row per pair ({pairs} pairs).",
+    "terms_one_per_pair": "One row per pair (d_model/2 = {pairs}).",
     "terms_bands": "{pairs} pairs do not fit in {most} rows: each of the {rows} rows is a band of up to {size} consecutive pairs "
                    "and shows the sum of their terms; the rows still add up to S(k) exactly.",
     "terms_window": "Offsets −{shown} … {shown} shown, of −{last} … {last}.",
@@ -799,7 +799,7 @@ EN: dict[str, str] = {
     "mistake_cos_exponent": "cosine with (2i+1)/d",
     "mistake_split_layout": "sines, then cosines",
     "mistake_sin_only": "sines only",
-    "ladder_count_columns": "{count} of {pairs} columns have a wavelength of at most T = {T} (the dashed line).",
+    "ladder_count_columns": "Columns with a wavelength of at most T = {T} (the dashed line): {count} of {pairs}.",
     "check_norm_mistake": ("With this mistake the rows measure {low:.4f} to {high:.4f}; in the correct encoding "
                            "every one is √(d_model/2) = {expected:.6g} (largest deviation {error:.1e})."),
     "check_rotation_mistake": ("The best block rotation, one for all p = {first} … {last} (least squares), "
@@ -826,9 +826,9 @@ EN: dict[str, str] = {
     "player_faster": "Faster",
     "a11y_figure": "Figure",
     "describe_ladder": ("Pair {pair} turns {omega:.4g} rad per position, wavelength {wavelength:.1f}. "
-                        "{count} of {pairs} pairs have a wavelength of at most T = {T}. {rows}"),
-    "describe_ladder_mistake": ("With the mistake “{mistake}”: {count} of {columns} columns have a wavelength of "
-                                "at most T = {T}. {rows}"),
+                        "Pairs with a wavelength of at most T = {T}: {count} of {pairs}. {rows}"),
+    "describe_ladder_mistake": ("With the mistake “{mistake}”, columns with a wavelength of at most T = {T}: "
+                                "{count} of {columns}. {rows}"),
     "describe_rows_both": "Rows pos = {pos} and pos + k = {target} are marked.",
     "describe_rows_pos": "Row pos = {pos} is marked; pos + k = {target} lies outside the table.",
     "describe_clocks": ("Pair {pair} turns {omega:.4g} rad per position, wavelength {wavelength:.1f}; "

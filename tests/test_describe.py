@@ -42,10 +42,10 @@ def test_ladder_sentence_counts_the_pairs_whose_wavelength_is_at_most_T():
     s = ExplorerState(lang="en", d_model=32, T=24, pair=2, pos=22, k=3)
     turning = sum(2 * math.pi / omega(i, 32) <= 24 for i in range(16))
     sentence = ladder.describe(s)
-    assert f"{turning} of 16 pairs have a wavelength of at most T = 24" in sentence
+    assert f"Pairs with a wavelength of at most T = 24: {turning} of 16." in sentence
     assert "pos + k = 25 lies outside the table" in sentence
     s.mistake = "dim_index"
-    assert "32 columns" in ladder.describe(s)
+    assert "columns with a wavelength of at most T = 24: " in ladder.describe(s) and " of 32." in ladder.describe(s)
 
 
 def test_checks_sentence():

@@ -109,9 +109,9 @@ def test_the_count_under_the_ladder_follows_a_size_step_in_one_text_change():
     ladder = WavelengthLadder(state)
     root = ladder.__panel__().get_root(Document())
     [model] = root.select({"name": "ladder_count"})
-    assert "3 of 16 pairs have a wavelength of at most T = 24" in model.text
+    assert "Pairs with a wavelength of at most T = 24 (the dashed line): 3 of 16." in model.text
     sent: list[str] = []
     model.on_change("text", lambda _attr, _old, new: sent.append(new))
     state.d_model = 16
-    assert len(sent) == 1 and "2 of 8 pairs have a wavelength of at most T = 24" in sent[0]
+    assert len(sent) == 1 and "Pairs with a wavelength of at most T = 24 (the dashed line): 2 of 8." in sent[0]
     assert ladder.count.object == model.text

@@ -210,9 +210,13 @@ def test_a_sentence_with_one_order_is_told_so_and_its_axis_keeps_a_unit_scale():
         assert "solo tiene un orden" in view.readout.object, view.readout.object
         # Nothing moves: a unit axis, not one of 1.3e-9 (its ticks printed 2.000e-10 …).
         assert (view.outputs_plot.x_range.start, view.outputs_plot.x_range.end) == (0, 1.3)
+        # "Look" says the outputs move once the orders differ ("here by 0.000 to 0.000" with none that can).
+        assert view.passage("look").hidden
     one = (view.sentences_plot.height, view.outputs_plot.height)
     state.sentence = "gato perro"
     assert "Barajar" in view.readout.object  # two words: a shuffle can reorder them
+    view.shuffle()
+    assert not view.passage("look").hidden
     state.sentence = "gato perro pez"
     # A word or two keep the room of three (their figures were too short for their titles and labels).
     assert one == (view.sentences_plot.height, view.outputs_plot.height)

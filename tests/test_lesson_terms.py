@@ -113,7 +113,7 @@ def test_wide_and_long_tables_are_grouped_and_windowed():
     assert "33 pairs do not fit in 32 rows: each of the 17 rows is a band of up to 2 consecutive pairs" in (
         view.note.object)
     state.d_model = 64
-    assert "One row per pair (32 pairs)" in view.note.object
+    assert "One row per pair (d_model/2 = 32)" in view.note.object
 
 
 @pytest.mark.browser

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from app.lesson import SECTIONS
 from app.prose import PROSE_DIR, parse, render, section_prose, sections_with_prose
 from app.state import LANGUAGES, ExplorerState
+from app.strings import TABLES
 
 SLUGS = list(SECTIONS)
 
@@ -101,3 +102,30 @@ def test_any_text_renders_without_live_markup_leaking(text):
 
 def test_prose_dir_has_one_folder_per_language():
     assert sorted(p.name for p in PROSE_DIR.iterdir() if p.is_dir()) == sorted(LANGUAGES)
+
+
+
+#: A live count right before a plural noun ("of the {{pairs}} pairs") reads "1 pairs" at d_model = 2 or T = 1.
+COUNT_BEFORE_PLURAL = re.compile(
+    r"\{\{?\s*(\w+)(?::[^}]*)?\s*\}\}?\s+(?:de\s+(?:las|los)\s+)?"
+    r"(pairs|terms|positions|rows|columns|words|steps|parejas|términos|posiciones|filas|columnas|palabras|pasos)\b")
+#: Numbers that are never 1: wavelengths (2π at least) and a stride (shown only from 2 on).
+NEVER_ONE = {"wavelength", "slow_wavelength", "lesson_slow_wavelength", "stride"}
+#: Strings with a count before a plural that is shown only when the count is above 1: a singular twin
+#: (``_one``), or a note for large tables only (sampled dials, banded terms).
+PLURAL_ONLY = {"check_rotation", "animation_speed_value", "fingerprint_dials_sampled", "terms_bands"}
+
+
+def counts_before_plurals(template: str) -> list[str]:
+    """The "{count} nouns" spans of ``template`` whose count may be 1."""
+    return [m.group(0) for m in COUNT_BEFORE_PLURAL.finditer(template) if m.group(1) not in NEVER_ONE]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_live_count_stands_before_a_plural_noun(lang):
+    prose = {path.stem: counts_before_plurals(path.read_text(encoding="utf-8"))
+             for path in sorted((PROSE_DIR / lang).glob("*.md"))}
+    table = {key: counts_before_plurals(value) for key, value in TABLES[lang].items() if key not in PLURAL_ONLY}
+    assert not {name: hits for name, hits in {**prose, **table}.items() if hits}
+    for key in PLURAL_ONLY - {"fingerprint_dials_sampled", "terms_bands"}:
+        assert f"{key}_one" in TABLES[lang]

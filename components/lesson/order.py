@@ -253,6 +253,9 @@ class OrderIsMeaning(LessonSection):
                 key = "order_readout_same" if len(set(current)) > 1 else "order_readout_fixed"
                 self._readout_text = text(s.lang, key, current=" ".join(current))
             self._show_readout()
+            # What "Look" describes (the outputs move once the order differs) needs an order that differs;
+            # the readout says why there is none.
+            self.passage("look").hidden = not moved.any()
             self._values = {"d_model": str(s.d_model), "words": str(n),
                             "max_without": scientific(float(without.max())),
                             "min_with": number(float(with_pe.min()), 3), "max_with": number(float(with_pe.max()), 3)}
@@ -268,5 +271,5 @@ class OrderIsMeaning(LessonSection):
                             pn.FlexBox(*self.preset_buttons, self.shuffle_button), sizing_mode="stretch_width")
         figures = pn.Row(pn.pane.Bokeh(self.sentences_plot, sizing_mode="stretch_width"),
                          pn.pane.Bokeh(self.outputs_plot, sizing_mode="stretch_width"), sizing_mode="stretch_width")
-        return [self.passage("intro"), sentence, presets, figures, self.readout, self.passage("try"),
-                self.passage("why")]
+        return [self.passage("intro"), sentence, presets, figures, self.readout, self.passage("look"),
+                self.passage("try"), self.passage("why")]
