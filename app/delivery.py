@@ -46,6 +46,7 @@ import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import brotli
 import panel as pn
@@ -55,6 +56,9 @@ from tornado import httputil
 from tornado.web import OutputTransform
 
 from components.theme import STATIC_DIR
+
+if TYPE_CHECKING:
+    from bokeh.model import Model
 
 log = logging.getLogger("app")
 
@@ -272,8 +276,9 @@ PLAIN_ESM_JS = (STATIC_DIR / "plain-esm.js").read_text(encoding="utf-8")
 TABLES_STUB = STATIC_DIR / "bokeh-tables-stub.js"
 
 
-def _lighter(bundle):
-    """``bundle`` without the scripts of ``UNUSED_BUNDLES``, and the tables stand-in for ``bokeh-tables``."""
+def _lighter(bundle, roots: Iterable[Model] = ()):
+    """``bundle`` without the scripts of ``UNUSED_BUNDLES``, and the tables stand-in for ``bokeh-tables``;
+    on a page of the app's own, a head script that preloads the stylesheets ``roots`` import."""
     stub = f"assets/{TABLES_STUB.name}?v={hashlib.sha256(TABLES_STUB.read_bytes()).hexdigest()[:16]}"
     files = []
     for url in bundle.js_files:
@@ -294,7 +299,7 @@ def _lighter(bundle):
     if isinstance(getattr(bundle, "js_raw", None), list):
         bundle.js_raw.extend((STYLE_GUARD_JS, PLAIN_ESM_JS))
         if page_of_its_own:
-            bundle.js_raw.append(preload_script(pn.config.theme))
+            bundle.js_raw.append(preload_script(pn.config.theme, panel_css_of(roots)))
     return bundle
 
 
@@ -304,23 +309,38 @@ PANEL_CSS = ("css/listpanel.css", "css/loading.css", "css/button.css", "css/sele
              "bundled/theme/native.css")
 
 
-def preload_css_urls(theme: str) -> list[str]:
-    """The stylesheets a page of the app imports while it draws its first figures, as the page asks for them."""
+def panel_css_of(roots: Iterable[Model]) -> set[str]:
+    """Which of ``PANEL_CSS`` the models under ``roots`` import (their ``stylesheets``)."""
+    used = set()
+    for root in roots:
+        for model in root.references():
+            for sheet in getattr(model, "stylesheets", None) or ():
+                url = sheet if isinstance(sheet, str) else getattr(sheet, "url", "")
+                used.update(name for name in PANEL_CSS if f"/panel/{name}" in url)
+    return used
+
+
+def preload_css_urls(theme: str, used: Iterable[str] = PANEL_CSS) -> list[str]:
+    """The stylesheets a page of the app imports while it draws its first figures, as the page asks for them:
+    those of ``PANEL_CSS`` in ``used`` and the theme's. Chromium warns in the console about a preloaded
+    file that the page does not use (``select.css`` on a page without a select)."""
     from panel.io.resources import JS_VERSION, LOCAL_DIST
 
-    names = (*PANEL_CSS, f"bundled/theme/{'dark' if theme == 'dark' else 'default'}.css")
+    theme_css = f"bundled/theme/{'dark' if theme == 'dark' else 'default'}.css"
+    names = (*(name for name in PANEL_CSS if name in used), theme_css)
     return [f"{LOCAL_DIST}{name}?v={JS_VERSION}" for name in names]
 
 
-def preload_script(theme: str) -> str:
+def preload_script(theme: str, used: Iterable[str] = PANEL_CSS) -> str:
     """A script for the page's head that starts fetching ``preload_css_urls`` at once.
 
     The views import those stylesheets into their shadow roots only while they render, after the
     document has arrived, and a figure is drawn once they have loaded: fetched early, they are in the
     cache by then (about a round trip per file less before the first figure).
     """
-    return ("for (const href of " + json.dumps(preload_css_urls(theme)) + ") { const link = document.createElement"
-            "('link'); link.rel = 'preload'; link.as = 'style'; link.href = href; document.head.appendChild(link); }")
+    return ("for (const href of " + json.dumps(preload_css_urls(theme, used)) + ") { const link = "
+            "document.createElement('link'); link.rel = 'preload'; link.as = 'style'; link.href = href; "
+            "document.head.appendChild(link); }")
 
 
 def _absolute(urls: list) -> list:
@@ -359,7 +379,8 @@ def install() -> None:
 
     @functools.wraps(original)
     def light_bundle(*args, **kwargs):
-        return _lighter(original(*args, **kwargs))
+        # Panel calls bundle_resources(roots, resources, ...): the page's roots tell which stylesheets it uses.
+        return _lighter(original(*args, **kwargs), (args[0] if args else kwargs.get("roots")) or ())
 
     panel_server.bundle_resources = light_bundle
 

@@ -65,8 +65,22 @@ def test_the_renderer_wrappers_are_in_place():
     assert "_template_variables['dist_url']" in inspect.getsource(panel_server.server_html_page_for_session)
 
 
+#: Every <link> under the document's shadow roots, however deep (Panel's views import their stylesheets there).
+SHADOW_LINKS = """() => {
+  const hrefs = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.tagName === "LINK" && el.rel === "stylesheet") hrefs.push(el.href);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  return hrefs;
+}"""
+
+
 @pytest.mark.browser
-@pytest.mark.parametrize("route", ["/", "/explore", "/ladder", "/hands?theme=dark"])
+@pytest.mark.parametrize("route", ["/", "/explore", "/ladder", "/hands?theme=dark", "/hands?present=1&theme=dark"])
 def test_every_panel_stylesheet_a_page_imports_was_preloaded_and_fetched_once(page, app_url, route):
     from urllib.parse import urljoin
 
@@ -79,9 +93,20 @@ def test_every_panel_stylesheet_a_page_imports_was_preloaded_and_fetched_once(pa
     panel_css = [name for name, _ in entries if "/static/extensions/panel/" in name and ".css" in name]
     # Asked for from the page's head, not when the views render (after the document has been parsed).
     assert all(start <= parsed for name, start in entries if name in panel_css), (entries, parsed)
-    preloaded = {urljoin(f"{app_url}/", url) for url in delivery.preload_css_urls("dark" if "dark" in route else "")}
+    preloaded = set(page.evaluate("[...document.head.querySelectorAll('link[rel=preload]')].map((l) => l.href)"))
+    assert preloaded <= {urljoin(f"{app_url}/", url) for url in delivery.preload_css_urls("dark" if "dark" in route
+                                                                                             else "")}
     assert len(panel_css) >= 5
     assert set(panel_css) <= preloaded, set(panel_css) - preloaded
+    # And nothing preloaded in vain (Chromium warns in the console: "preloaded … but not used"): /explore has
+    # no gridbox, a presented /hands no select.
+    imported: set[str] = set()
+
+    def all_imported() -> bool:
+        imported.update(page.evaluate(SHADOW_LINKS))
+        return preloaded <= imported
+
+    wait_until(all_imported, timeout=20, message="preloaded, never imported")
     assert len(panel_css) == len(set(panel_css)), "a stylesheet was fetched twice: the preload missed the cache"
 
 

@@ -209,12 +209,15 @@ def test_one_row_table_has_no_other_position():
     values = section.live_values()
     assert values["nearest_q"] == "—"
     assert np.array_equal(section.dials.data["near_x"], section.dials.data["cx"])  # no second hand
+    [near] = [item for item in section.dials_plot.legend[0].items if item.label.value == "aguja en la más cercana"]
+    assert near.visible is False  # nor a legend entry for it
     # The passage about the closest other position gives way to a sentence that says there is none.
     section.__panel__()
     assert section.passage("closest").hidden is True
     assert "no hay otra posición" in section.alone_note.object
     section.state.T = 24
     assert section.passage("closest").hidden is False and section.alone_note.object == ""
+    assert near.visible is True
 
 
 def test_live_values_cover_the_prose_and_state_the_numbers(section):

@@ -108,8 +108,13 @@ def test_width_and_ladders_follow_the_reserve_in_place(section):
     assert view.width is width and view.reserved is reserved
     assert list(width.data["right"]) == [32, 22, 32]
     np.testing.assert_allclose(reserved.data["wavelength"], [2 * math.pi * 10_000 ** (2 * i / 10) for i in range(5)])
+    assert np.isfinite(width.data["x"]).all()
     state.reserve = 0
     assert len(reserved.data["pair"]) == 0 and list(width.data["left"]) == [0, 0, 32]
+    # A part with no width has no bar and no label drawn ("position: 0" sat over the meaning bar).
+    assert math.isnan(width.data["x"][2]) and np.isfinite(np.asarray(width.data["x"])[:2]).all()
+    state.reserve = 32
+    assert math.isnan(width.data["x"][1]) and np.isfinite(np.asarray(width.data["x"])[[0, 2]]).all()
 
 
 def test_at_either_end_of_the_reserve_a_sentence_replaces_the_ladders_comparison(section):

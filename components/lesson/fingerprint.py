@@ -140,6 +140,9 @@ class Fingerprint(LessonSection):
         self.dials_plot.legend.orientation = "horizontal"
         self.dials_plot.legend.label_text_font_size = LABEL_SIZE
         detach_legends(self.dials_plot)
+        # Hidden at T = 1, where there is no closest position to draw a hand for.
+        [self.near_legend] = [item for item in self.dials_plot.legend[0].items
+                              if item.label.value == text(lang, "fingerprint_legend_near")]
         self.dials_plot.axis.visible = False
         self.dials_plot.grid.visible = False
         style_figure(self.dials_plot)
@@ -243,6 +246,7 @@ class Fingerprint(LessonSection):
             "near_x": np.round(cx + 0.92 * sin[near], 4) if nearest is not None else cx,
             "near_y": np.round(0.92 * cos[near], 4) if nearest is not None else np.zeros(pairs.size),
         })
+        self.near_legend.visible = nearest is not None
         send_changes(self.dials_frame, {"left": [-1.4], "right": [float(cx[-1]) + 1.4], "top": [1.9],
                                         "bottom": [-1.9]})
         self.dials_plot.title.text = (text(s.lang, "fingerprint_dials_title_alone", pos=s.pos) if nearest is None

@@ -147,7 +147,9 @@ class SumOrConcatenate(LessonSection):
             "row": [p[0] for p in parts], "left": [p[1] for p in parts], "right": [p[2] for p in parts],
             "part": [p[3] for p in parts], "label": [p[4] for p in parts],
             "color": [PART_COLORS[p[3]] for p in parts], "hatch": [PART_HATCH[p[3]] for p in parts],
-            "x": [min(max((p[1] + p[2]) / 2, room), d - room) for p in parts],
+            # A part of width 0 (r = 0 or r = d_model) has no bar, so its label is not drawn (x NaN): "meaning: 0"
+            # sat over the other bar.
+            "x": [min(max((p[1] + p[2]) / 2, room), d - room) if p[2] > p[1] else np.nan for p in parts],
         }
         summed = core.wavelengths(d, s.base)
         reserved = core.concatenated_wavelengths(r, s.base)
