@@ -154,7 +154,7 @@ ES: dict[str, str] = {
     "checks_title": "Comprobaciones en vivo",
     "check_norm": "Todas las filas miden √(d_model/2) = {expected:.6g}: desviación máxima {error:.1e}.",
     "check_rotation": "Máximo de |M_k·PE_p − PE_p+k| sobre {count} posiciones p: {error:.1e}.",
-    "check_rotation_one": "|M_k·PE_p − PE_p+k| en la única posición p posible ({count}): {error:.1e}.",
+    "check_rotation_one": "|M_k·PE_p − PE_p+k| en la única posición posible, p = {p}: {error:.1e}.",
     "check_rotation_none": "Con |k| ≥ T no hay dos posiciones de la tabla a distancia k.",
     "check_target_outside": "pos + k = {target} cae fuera de la tabla (0 … {last}); los relojes siguen valiendo.",
     "check_target_inside": "pos + k = {target} es una fila de la tabla (0 … {last}).",
@@ -174,7 +174,7 @@ ES: dict[str, str] = {
     "quiz_2_pos_why": "pos desaparece: al desarrollar sin(ωᵢ(pos + k)) y cos(ωᵢ(pos + k)) en la matriz solo quedan cos(ωᵢk) y sin(ωᵢk). Una misma matriz sirve para todas las posiciones.",
     "quiz_2_ladder": "De k y de las velocidades ωᵢ de la escalera (o sea, de d_model y de base), no de pos.",
     "quiz_2_ladder_why": "Cada bloque de 2×2 gira la pareja i un ángulo ωᵢ·k, con ωᵢ = base^(−2i/d_model); pos no aparece nunca.",
-    "quiz_2_k_only": "Solo de k.",
+    "quiz_2_k_only": "Solo de k: la misma M_k sirve para cualquier d_model y cualquier base.",
     "quiz_2_k_only_why": "Cada bloque gira su pareja ωᵢ·k, y ωᵢ = base^(−2i/d_model): cambia d_model o base y el mismo k gira otros ángulos.",
     "quiz_2_T": "De pos, de k y de la longitud T de la tabla.",
     "quiz_2_T_why": "No aparecen ni pos ni T: los bloques contienen cos(ωᵢk) y sin(ωᵢk), que solo necesitan k y los ωᵢ de la escalera.",
@@ -198,7 +198,7 @@ ES: dict[str, str] = {
     "quiz_5_separable": "Que significado y posición siempre se puedan volver a separar.",
     "quiz_5_separable_why": "Nada lo garantiza: las dos señales comparten las mismas coordenadas. Que el modelo las mantenga separadas (W_Q y W_K se aprenden y pueden quedarse con unas direcciones) es plausible, no está demostrado.",
     "quiz_5_meaning": "Que la posición nunca cambie lo que dice el vector de la palabra.",
-    "quiz_5_meaning_why": "La suma cambia todas las coordenadas del vector de la palabra. Sumar solo garantiza la anchura; mantener separadas las dos señales queda en manos de lo que el modelo aprenda.",
+    "quiz_5_meaning_why": "La suma cambia el vector de la palabra: le añade PE_pos, que nunca es el vector cero (en pos = 0 suma 1 a cada coordenada de coseno). Sumar solo garantiza la anchura; mantener separadas las dos señales queda en manos de lo que el modelo aprenda.",
     "quiz_5_distance": "Que las puntuaciones de la atención dependan solo de la distancia entre palabras.",
     "quiz_5_distance_why": "q·k de dos vectores sumados tiene cuatro términos y solo uno es puramente posicional. Sumar solo garantiza que no se gasta anchura.",
     "question_embedding_title": "e: el vector propio de la palabra (uno de ejemplo, con semilla)",
@@ -239,6 +239,9 @@ ES: dict[str, str] = {
                         "ni escalera que comparar."),
     "sum_ladder_all": ("Con r = d_model = {d_model} toda la anchura es para la posición: la escalera concatenada es "
                        "la de la suma, peldaño a peldaño, y no queda ninguna coordenada para el significado."),
+    "sum_ladder_one": ("Con r = 2 solo cabe una pareja: la escalera concatenada es un único peldaño, 2π ≈ 6.28 "
+                       "(sumando, {pairs} peldaños hasta {longest}), y una posición puntúa contra sí misma 1 en vez "
+                       "de d_model/2 = {pairs}."),
     "sum_cross_title": "Términos cruzados e·PE de x_m·x_m+k, para cada posición de partida m",
     "sum_cross_x": "posición de partida m",
     "sum_cross_y": "e_m·PE_m+k + PE_m·e_m+k",
@@ -424,7 +427,7 @@ ES: dict[str, str] = {
     "describe_fingerprint": ("Parejas {pairs_from} a {pairs_to}: la posición más cercana a pos = {pos} es {q}, a "
                              "distancia {distance}; ninguna puede pasar de {largest}."),
     "describe_fingerprint_alone": "Parejas {pairs_from} a {pairs_to}: pos = {pos} es la única posición de la tabla.",
-    "describe_terms": ("S({k}) = {score} es la suma de {pairs} cosenos: {lifting} la suben (juntos {up}), "
+    "describe_terms": ("S({k}) = {score} es la suma de un coseno por pareja ({pairs} en total): {lifting} la suben (juntos {up}), "
                        "los demás la bajan ({down})."),
     "describe_gram": ("Fila pos = {pos} de la matriz de Gram: PE_pos · PE_pos+k = S({k}) = {score}; la distancia al "
                       "cuadrado a pos + k = {target} es {distance}, igual en toda su diagonal."),
@@ -583,7 +586,7 @@ EN: dict[str, str] = {
     "checks_title": "Live checks",
     "check_norm": "Every row has length √(d_model/2) = {expected:.6g}: largest deviation {error:.1e}.",
     "check_rotation": "Largest |M_k·PE_p − PE_p+k| over {count} positions p: {error:.1e}.",
-    "check_rotation_one": "|M_k·PE_p − PE_p+k| at the only possible position p ({count}): {error:.1e}.",
+    "check_rotation_one": "|M_k·PE_p − PE_p+k| at the only possible position, p = {p}: {error:.1e}.",
     "check_rotation_none": "With |k| ≥ T no two positions of the table are k apart.",
     "check_target_outside": "pos + k = {target} falls outside the table (0 … {last}); the clocks still hold.",
     "check_target_inside": "pos + k = {target} is a row of the table (0 … {last}).",
@@ -602,7 +605,7 @@ EN: dict[str, str] = {
     "quiz_2_pos_why": "pos drops out: expanding sin(ωᵢ(pos + k)) and cos(ωᵢ(pos + k)) leaves only cos(ωᵢk) and sin(ωᵢk) in the matrix. One matrix serves every position.",
     "quiz_2_ladder": "On k and on the ladder's speeds ωᵢ (so on d_model and base), not on pos.",
     "quiz_2_ladder_why": "Each 2×2 block turns pair i by the angle ωᵢ·k, with ωᵢ = base^(−2i/d_model); pos never appears.",
-    "quiz_2_k_only": "On k only.",
+    "quiz_2_k_only": "On k only: the same M_k serves any d_model and any base.",
     "quiz_2_k_only_why": "Each block turns its pair by ωᵢ·k, and ωᵢ = base^(−2i/d_model): change d_model or base and the same k turns by other angles.",
     "quiz_2_T": "On pos, k and the table's length T.",
     "quiz_2_T_why": "Neither pos nor T appears: the blocks hold cos(ωᵢk) and sin(ωᵢk), which need only k and the ladder's ωᵢ.",
@@ -626,7 +629,7 @@ EN: dict[str, str] = {
     "quiz_5_separable": "That meaning and position can always be told apart again.",
     "quiz_5_separable_why": "Nothing guarantees that: both signals share the same coordinates. That the model keeps them apart (W_Q and W_K are learned and can favour some directions) is plausible, not proven.",
     "quiz_5_meaning": "That position never changes what the word's vector says.",
-    "quiz_5_meaning_why": "The sum changes every coordinate of the word's vector. Summing guarantees only the width; keeping the two signals apart is left to what the model learns.",
+    "quiz_5_meaning_why": "The sum changes the word's vector: it adds PE_pos, which is never the zero vector (at pos = 0 it adds 1 to every cosine coordinate). Summing guarantees only the width; keeping the two signals apart is left to what the model learns.",
     "quiz_5_distance": "That attention scores depend on the distance between words only.",
     "quiz_5_distance_why": "q·k of two summed vectors has four terms and only one is purely positional. Summing guarantees only that no width is spent.",
     "question_embedding_title": "e: the word's own vector (a seeded stand-in)",
@@ -665,6 +668,9 @@ EN: dict[str, str] = {
                         "ladder to compare."),
     "sum_ladder_all": ("With r = d_model = {d_model} the whole width goes to position: the concatenated ladder is "
                        "the summed one, rung for rung, and no coordinate is left for meaning."),
+    "sum_ladder_one": ("With r = 2 only one pair fits: the concatenated ladder is a single rung, 2π ≈ 6.28 "
+                       "(summing, {pairs} rungs up to {longest}), and a position scores itself 1 instead of "
+                       "d_model/2 = {pairs}."),
     "sum_cross_title": "Cross terms e·PE of x_m·x_m+k, for every start position m",
     "sum_cross_x": "start position m",
     "sum_cross_y": "e_m·PE_m+k + PE_m·e_m+k",
@@ -842,7 +848,7 @@ EN: dict[str, str] = {
     "describe_fingerprint": ("Pairs {pairs_from} to {pairs_to}: the position closest to pos = {pos} is {q}, at "
                              "distance {distance}; none can exceed {largest}."),
     "describe_fingerprint_alone": "Pairs {pairs_from} to {pairs_to}: pos = {pos} is the only position of the table.",
-    "describe_terms": ("S({k}) = {score} is the sum of {pairs} cosines: {lifting} lift it (together {up}), "
+    "describe_terms": ("S({k}) = {score} is the sum of one cosine per pair ({pairs} in all): {lifting} lift it (together {up}), "
                        "the others pull it down ({down})."),
     "describe_gram": ("Row pos = {pos} of the Gram matrix: PE_pos · PE_pos+k = S({k}) = {score}; the squared "
                       "distance to pos + k = {target} is {distance}, the same along its whole diagonal."),

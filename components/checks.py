@@ -283,9 +283,10 @@ class LiveChecks(pn.viewable.Viewer):
                                               remark=verdict.residual > BROKEN)
         else:
             count = s.T - abs(s.k)  # positions p with p and p + k both rows of the table
-            key = "check_rotation" if count > 1 else "check_rotation_one"
-            self.rotation.object = check_card(s.lang, key, count=count if count > 1 else max(0, -s.k),
-                                              error=verdict.residual)
+            if count > 1:
+                self.rotation.object = check_card(s.lang, "check_rotation", count=count, error=verdict.residual)
+            else:  # |k| = T − 1: the one p with p + k inside the table
+                self.rotation.object = check_card(s.lang, "check_rotation_one", p=max(0, -s.k), error=verdict.residual)
         return True
 
     @param.depends("state.pos", "state.k", "state.T", watch=True)

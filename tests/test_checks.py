@@ -74,7 +74,7 @@ def test_rotation_check_is_of_order_1e_15_and_counts_positions(lesson):
     by_hand = max(np.max(np.abs(shifted_by_hand(pe[p], 3, 32, 10_000) - pe[p + 3])) for p in range(21))
     assert by_hand < 1e-13
     state.k = -23
-    assert text("es", "check_rotation_one", count=23, error=0.0).split(":")[0] in view.rotation.object
+    assert "en la única posición posible, p = 23:" in view.rotation.object  # p = 23, p + k = 0
 
 
 def test_target_inside_and_outside(lesson):
@@ -323,7 +323,7 @@ def test_a_single_position_is_named_not_counted(k, only):
     # |k| = T - 1: p and p + k are both rows of the table for one p only (0, or T - 1 when k < 0).
     view = LiveChecks(ExplorerState(d_model=32, T=24, k=k, lang="en"))
     assert "positions" not in view.rotation.object
-    assert f"only possible position p ({only})" in view.rotation.object
+    assert f"only possible position, p = {only}:" in view.rotation.object
 
 
 # -- the worker thread in a served session ----------------------------------------------------------

@@ -127,7 +127,10 @@ def test_at_either_end_of_the_reserve_a_sentence_replaces_the_ladders_comparison
     np.testing.assert_allclose(view.reserved.data["wavelength"], view.ladder.data["wavelength"], rtol=1e-12)
     state.reserve = 0
     assert view.passage("ladder").hidden and "nothing is reserved" in view.ladder_note.object
-    state.reserve = 2
+    state.reserve = 2  # one reserved pair: a single rung, no climb and no steps to compare
+    assert view.passage("ladder").hidden and "only one pair fits" in view.ladder_note.object
+    assert "16 rungs up to 35\u202f332.9" in view.ladder_note.object  # 2π·10000^(30/32), a narrow no-break space
+    state.reserve = 4
     assert not view.passage("ladder").hidden and view.ladder_note.object == ""
 
 

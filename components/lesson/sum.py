@@ -163,9 +163,11 @@ class SumOrConcatenate(LessonSection):
                                   "legend": [text(lang, "sum_ladder_concat", pairs=reserved.size)] * reserved.size}
             for entry in self._legend_rows:
                 entry.follow()
-            # The ladder passage compares r/2 pairs with d_model/2: at either end of r there is nothing to compare.
-            self.passage_or_note("ladder", self.ladder_note, "" if 0 < r < d else text(
-                lang, "sum_ladder_none" if r == 0 else "sum_ladder_all", d_model=d))
+            # The ladder passage compares r/2 pairs with d_model/2: at either end of r there is nothing to compare,
+            # and at r = 2 one rung has no climb and no steps.
+            self.passage_or_note("ladder", self.ladder_note, "" if 2 < r < d else text(
+                lang, "sum_ladder_none" if r == 0 else "sum_ladder_all" if r == d else "sum_ladder_one", d_model=d,
+                pairs=summed.size, longest=number(summed[-1], 1)))
             self.ladder_plot.x_range.update(start=-0.5, end=summed.size - 0.5)
             self.ladder_plot.y_range.update(start=summed[0] / 1.6, end=summed[-1] * 1.6)
 
