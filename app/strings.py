@@ -239,6 +239,7 @@ ES: dict[str, str] = {
                         "ni escalera que comparar."),
     "sum_ladder_all": ("Con r = d_model = {d_model} toda la anchura es para la posición: la escalera concatenada es "
                        "la de la suma, peldaño a peldaño, y no queda ninguna coordenada para el significado."),
+    "wavelengths_one_pair": "Con d_model = 2 hay una sola pareja: la escalera tiene un único peldaño, 2π ≈ 6.28.",
     "sum_ladder_one": ("Con r = 2 solo cabe una pareja: la escalera concatenada es un único peldaño, 2π ≈ 6.28 "
                        "(sumando, {pairs} peldaños hasta {longest}), y una posición puntúa contra sí misma 1 en vez "
                        "de d_model/2 = {pairs}."),
@@ -668,6 +669,7 @@ EN: dict[str, str] = {
                         "ladder to compare."),
     "sum_ladder_all": ("With r = d_model = {d_model} the whole width goes to position: the concatenated ladder is "
                        "the summed one, rung for rung, and no coordinate is left for meaning."),
+    "wavelengths_one_pair": "With d_model = 2 there is one pair: the ladder has a single rung, 2π ≈ 6.28.",
     "sum_ladder_one": ("With r = 2 only one pair fits: the concatenated ladder is a single rung, 2π ≈ 6.28 "
                        "(summing, {pairs} rungs up to {longest}), and a position scores itself 1 instead of "
                        "d_model/2 = {pairs}."),

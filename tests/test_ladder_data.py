@@ -115,3 +115,17 @@ def test_the_count_under_the_ladder_follows_a_size_step_in_one_text_change():
     state.d_model = 16
     assert len(sent) == 1 and "Pairs with a wavelength of at most T = 24 (the dashed line): 2 of 8." in sent[0]
     assert ladder.count.object == model.text
+
+
+def test_the_lessons_ladder_passage_gives_way_to_one_rung_at_d_model_2():
+    """With one pair there is no later pair and no ladder: "slower by base^(2/d) = 10000.00 … up to 6.3" went."""
+    from app.state import ExplorerState
+    from components.lesson.wavelengths import LadderSection
+
+    state = ExplorerState(d_model=2, lang="en")
+    section = LadderSection(state)
+    section.__panel__()
+    assert section.passage("steps").hidden and "single rung, 2π ≈ 6.28" in section.steps_note.object
+    assert f"{2 * math.pi:.2f}" == "6.28"
+    state.d_model = 4
+    assert not section.passage("steps").hidden and section.steps_note.object == ""

@@ -7,9 +7,10 @@ import math
 import panel as pn
 
 from app import core
-from app.strings import number
+from app.strings import number, text
 from components.ladder import WavelengthLadder
 from components.lesson.base import LessonSection
+from components.theme import NOTE_CSS, LiveHTML
 
 
 class LadderSection(LessonSection):
@@ -23,6 +24,14 @@ class LadderSection(LessonSection):
     def __init__(self, state, **params):
         super().__init__(state, **params)
         self.view = WavelengthLadder(state)
+        # In place of the "steps" passage at d_model = 2: one pair has no later pair and no ladder to climb.
+        self.steps_note = LiveHTML(name="wavelengths_steps_note", css=NOTE_CSS, sizing_mode="stretch_width")
+        state.param.watch(self._show_steps, ["d_model", "lang"])
+        self._show_steps()
+
+    def _show_steps(self, *_events: object) -> None:
+        one = self.state.d_model == 2
+        self.passage_or_note("steps", self.steps_note, text(self.state.lang, "wavelengths_one_pair") if one else "")
 
     def live_values(self) -> dict[str, str]:
         s = self.state
@@ -44,4 +53,5 @@ class LadderSection(LessonSection):
         return ""  # the view shown here describes itself
 
     def layout(self) -> list[pn.viewable.Viewable]:
-        return [self.passage("intro"), self.control_panel(), self.view, self.passage("try")]
+        return [self.passage("intro"), self.passage("steps"), self.steps_note, self.control_panel(), self.view,
+                self.passage("try")]
