@@ -116,3 +116,23 @@ def test_autoload_scripts_get_the_style_guard_and_plain_modules_and_no_preload()
     assert bundle.js_raw == scripts
     bundle = delivery._lighter(type("B", (), {"js_files": ["static/js/bokeh.min.js"], "js_raw": []})())
     assert len(bundle.js_raw) == 3 and bundle.js_raw[:2] == scripts and "rel = 'preload'" in bundle.js_raw[2]
+
+
+def test_the_preload_follows_the_widgets_a_page_has():
+    """A page preloads the Panel stylesheets its models import and no others (Chromium warns about the rest)."""
+    import panel as pn
+    from bokeh.document import Document
+    from panel.io.resources import LOCAL_DIST, patch_model_css
+
+    def used(*views: pn.viewable.Viewable) -> set[str]:
+        doc = Document()
+        root = pn.Column(*views).get_root(doc)
+        doc.add_root(root)
+        patch_model_css(root, dist_url=LOCAL_DIST)
+        return delivery.panel_css_of(doc.roots)
+
+    assert "css/select.css" in used(pn.widgets.Select(options=["a", "b"]))
+    assert "css/select.css" not in used(pn.widgets.IntSlider())
+    assert "css/button.css" in used(pn.widgets.Button(name="b")) - used(pn.pane.Markdown("a"))
+    script = delivery.preload_script("", used(pn.pane.Markdown("a")))
+    assert "select.css" not in script and "default.css" in script
