@@ -297,6 +297,9 @@ ES: dict[str, str] = {
     "simpler_neighbours_learned": "tabla aprendida",
     "simpler_neighbours_sinusoid": "sinusoidal",
     "simpler_no_rows": "sin filas",
+    "simpler_one_row_T": "Con T = 1 la tabla tiene una sola fila: no hay vecina con la que comparar.",
+    "simpler_one_row_trained": ("Con una sola posición entrenada la tabla aprendida tiene una fila: no hay vecina con "
+                                "la que comparar. Las filas sinusoidales se parecen a su vecina con el coseno {value}."),
     "simpler_row": "La tabla aprendida tiene fila para pos = {pos}: se entrenó con las posiciones 0 … {last} ({trained} en total).",
     "simpler_no_row": "pos = {pos}: la tabla aprendida no tiene fila. Solo se entrenaron las posiciones 0 … {last} ({trained} en total); la sinusoidal calcula PE_{pos} con la fórmula.",
     # Section fingerprint
@@ -725,6 +728,9 @@ EN: dict[str, str] = {
     "simpler_neighbours_learned": "learned table",
     "simpler_neighbours_sinusoid": "sinusoidal",
     "simpler_no_rows": "no rows",
+    "simpler_one_row_T": "With T = 1 the table has a single row: no neighbour to compare with.",
+    "simpler_one_row_trained": ("With one trained position the learned table has a single row: no neighbour to compare "
+                                "with. The sinusoidal rows lean on their neighbour by the cosine {value}."),
     "simpler_row": "The learned table has a row for pos = {pos}: it was trained on positions 0 … {last} ({trained} in all).",
     "simpler_no_row": "pos = {pos}: the learned table has no row. Only positions 0 … {last} were trained ({trained} in all); the sinusoidal encoding computes PE_{pos} from the formula.",
     "fingerprint_plot_title": "Distance from PE_pos to every position q, through the chosen pairs only",

@@ -100,6 +100,22 @@ def test_learned_scores_depend_on_the_start_sinusoid_ones_do_not():
 # The section without a browser.
 # --------------------------------------------------------------------------
 
+def test_a_single_row_has_no_neighbour_to_compare():
+    """At T = 1 (or one trained position) the neighbours passage printed "the same cosine, —" and "largest size —"."""
+    state = ExplorerState(lang="en", T=1)
+    section = WhyNotSimpler(state)
+    section.__panel__()
+    assert section.passage("neighbours").hidden and "single row" in section.one_row_note.object
+    state.T = 24
+    assert not section.passage("neighbours").hidden and section.one_row_note.object == ""
+    section.choice.trained = 1
+    # PE_p · PE_p+1 / (d_model/2) = S(1)/16 = 15.314/16 (the lesson's S(1)) = 0.957 for the sinusoid's rows.
+    assert section.passage("neighbours").hidden and "by the cosine 0.957" in section.one_row_note.object
+    assert f"{15.314 / 16:.3f}" == "0.957"
+    section.choice.trained = 2
+    assert not section.passage("neighbours").hidden
+
+
 def test_section_updates_in_place():
     state = ExplorerState(lang="en", T=24, pos=0, k=3)
     view = WhyNotSimpler(state)

@@ -39,7 +39,7 @@ from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sa
 from components.legend import LegendRows, detach_legends
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, NOTE_CSS, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, style_figure
 
 #: The lesson's position for the raw number: "at position 300 that coordinate is 300".
 LESSON_POS = 300
@@ -177,6 +177,8 @@ class WhyNotSimpler(LessonSection):
            name="simpler_neighbours_legend"), "below")
         detach_legends(nb)
         self.no_row = LiveHTML(name="simpler_no_row", sizing_mode="stretch_width", css=".pe-live{font-size:1.15rem}")
+        # In place of the "neighbours" passage when a table has a single row: no neighbour to compare with.
+        self.one_row_note = LiveHTML(name="simpler_one_row_note", css=NOTE_CSS, sizing_mode="stretch_width")
 
         self._values: dict[str, str] = {}
         self._table: np.ndarray | None = None
@@ -301,6 +303,9 @@ class WhyNotSimpler(LessonSection):
             "neighbour_sinusoid": number(float(sin_near[0]), 3) if s.T > 1 else "—",
             "neighbour_learned": number(float(np.max(np.abs(near))), 3) if near.size else "—",
         })
+        one_row = "simpler_one_row_T" if s.T == 1 else "simpler_one_row_trained"
+        self.passage_or_note("neighbours", self.one_row_note, "" if rows > 1 else text(
+            s.lang, one_row, value=self._values["neighbour_sinusoid"]))
         self.refresh_text()
 
     def _same_place(self, same: float, tokens: list[int]) -> str:
@@ -360,7 +365,7 @@ class WhyNotSimpler(LessonSection):
             pn.GridBox(self.control_panel(("T",), columns=1), self._slider("other_length"), ncols=2,
                        sizing_mode="stretch_width"),
             pn.pane.Bokeh(self.ratio_plot, sizing_mode="stretch_width"),
-            self.passage("learned"), controls_c,
+            self.passage("learned"), self.passage("neighbours"), self.one_row_note, controls_c,
             pn.Row(pn.pane.Bokeh(self.learned_plot, sizing_mode="stretch_width"),
                    pn.pane.Bokeh(self.sinusoid_plot, sizing_mode="stretch_width"), sizing_mode="stretch_width"),
             pn.pane.Bokeh(self.neighbours_plot, sizing_mode="stretch_width"), self.no_row,
