@@ -240,6 +240,8 @@ ES: dict[str, str] = {
     "sum_ladder_all": ("Con r = d_model = {d_model} toda la anchura es para la posición: la escalera concatenada es "
                        "la de la suma, peldaño a peldaño, y no queda ninguna coordenada para el significado."),
     "wavelengths_one_pair": "Con d_model = 2 hay una sola pareja: la escalera tiene un único peldaño, 2π ≈ 6.28.",
+    "rope_one_cell": ("Con T = 1 cada figura tiene una sola casilla, m = n = 0: ninguna diagonal tiene dos casillas "
+                      "que comparar. Sube T para ver las diagonales."),
     "sum_ladder_one": ("Con r = 2 solo cabe una pareja: la escalera concatenada es un único peldaño, 2π ≈ 6.28 "
                        "(sumando, {pairs} peldaños hasta {longest}), y una posición puntúa contra sí misma 1 en vez "
                        "de d_model/2 = {pairs}."),
@@ -673,6 +675,8 @@ EN: dict[str, str] = {
     "sum_ladder_all": ("With r = d_model = {d_model} the whole width goes to position: the concatenated ladder is "
                        "the summed one, rung for rung, and no coordinate is left for meaning."),
     "wavelengths_one_pair": "With d_model = 2 there is one pair: the ladder has a single rung, 2π ≈ 6.28.",
+    "rope_one_cell": ("With T = 1 each figure has a single cell, m = n = 0: no diagonal has two cells to compare. "
+                      "Raise T to see the diagonals."),
     "sum_ladder_one": ("With r = 2 only one pair fits: the concatenated ladder is a single rung, 2π ≈ 6.28 "
                        "(summing, {pairs} rungs up to {longest}), and a position scores itself 1 instead of "
                        "d_model/2 = {pairs}."),

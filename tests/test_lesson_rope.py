@@ -133,6 +133,16 @@ def test_section_matrices_and_hands():
     assert view.clock_figure.title.text == "Pair 2 of q and of k"
 
 
+def test_one_position_has_no_diagonal_to_compare():
+    """At T = 1 the comparison read "additive: along a diagonal it changes by up to 0.00"."""
+    state = ExplorerState(T=1, lang="en")
+    view = RotaryPosition(state)
+    view.__panel__()
+    assert view.passage("compare").hidden and "single cell" in view.one_cell_note.object
+    state.T = 2
+    assert not view.passage("compare").hidden and view.one_cell_note.object == ""
+
+
 @pytest.mark.browser
 def test_rope_page_follows_the_keyboard(page, app_url, console_errors):
     page.goto(f"{app_url}/rope?lang=en&d_model=32&T=24&pos=0&k=3&pair=0")

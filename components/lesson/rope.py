@@ -35,7 +35,7 @@ from app.strings import text
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, LiveHTML, readout, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, NOTE_CSS, TICK_SIZE, LiveHTML, readout, style_figure
 
 #: Positions along each side of the two score matrices at most (64 × 64 cells each).
 MOST_POSITIONS = 64
@@ -175,6 +175,8 @@ class RotaryPosition(LessonSection):
         style_figure(clock)
         self.angle = LiveHTML(name="rope_angle", sizing_mode="stretch_width")
         self.window = LiveHTML(name="rope_window", sizing_mode="stretch_width")
+        # In place of the "compare" passage at T = 1: one cell, no diagonal with two cells to compare.
+        self.one_cell_note = LiveHTML(name="rope_one_cell_note", css=NOTE_CSS, sizing_mode="stretch_width")
 
         self.matrices = pn.Column(
             pn.Row(*(pn.pane.Bokeh(f, sizing_mode="stretch_width") for f in self.figures), sizing_mode="stretch_width"),
@@ -200,6 +202,7 @@ class RotaryPosition(LessonSection):
         rope = core.rope_scores(q, k, count, s.base)
         additive = core.additive_scores(e, w_q, w_k, count, s.base)
         self._spreads = (diagonal_spread(rope), diagonal_spread(additive))
+        self.passage_or_note("compare", self.one_cell_note, "" if s.T > 1 else text(s.lang, "rope_one_cell"))
         with pn.io.hold():
             send_changes(self.rope, matrix_data(rope))
             send_changes(self.additive, matrix_data(additive))
@@ -253,5 +256,5 @@ class RotaryPosition(LessonSection):
         }
 
     def layout(self) -> list[pn.viewable.Viewable]:
-        return [self.passage("intro"), self.control_panel(), self.matrices, self.passage("hands"), self.hands_view,
-                self.passage("where")]
+        return [self.passage("intro"), self.passage("compare"), self.one_cell_note, self.control_panel(),
+                self.matrices, self.passage("hands"), self.hands_view, self.passage("where")]
