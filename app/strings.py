@@ -321,6 +321,8 @@ ES: dict[str, str] = {
     "fingerprint_dial_label": "i = {pair}",
     "fingerprint_legend_pos": "aguja en pos",
     "fingerprint_legend_near": "aguja en la más cercana",
+    "fingerprint_chosen_one": "la pareja {first} sola",
+    "fingerprint_chosen_many": "las parejas {first} … {last} ({count} en total)",
     "fingerprint_far_inside": "La posición 300 está en esta tabla (T = {T}): pon pos = 3 y mira la barra de q = 300.",
     "fingerprint_far_outside": "Con T = {T} la posición 300 queda fuera de la figura, pero la fórmula no necesita T: "
                                "estos números valen igual.",
@@ -753,6 +755,8 @@ EN: dict[str, str] = {
     "fingerprint_dial_label": "i = {pair}",
     "fingerprint_legend_pos": "hand at pos",
     "fingerprint_legend_near": "hand at the closest",
+    "fingerprint_chosen_one": "pair {first} alone",
+    "fingerprint_chosen_many": "pairs {first} … {last} ({count} in all)",
     "fingerprint_far_inside": "Position 300 is in this table (T = {T}): set pos = 3 and look at the bar of q = 300.",
     "fingerprint_far_outside": "With T = {T} position 300 lies outside the figure, but the formula does not need T: "
                                "these numbers hold all the same.",

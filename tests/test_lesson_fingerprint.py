@@ -180,12 +180,15 @@ def test_presets_set_the_pair_range(section):
     assert (s.pairs_from, s.pairs_to) == (15, 15)
     marks = section.marks.data
     assert marks["q"] == [3, 2] and marks["distance"][1] < 1e-3  # the slowest pair: everything is near
+    # One pair is named, not counted ("pairs 15 … 15 (1 in all)").
+    assert section.live_values()["chosen_pairs"] in ("pair 15 alone", "la pareja 15 sola")
     section.fastest_only()
     assert (s.pairs_from, s.pairs_to) == (0, 0)
     assert section.marks.data["q"][1] == 22
     s.d_model = 64
     section.all_pairs()
     assert (s.pairs_from, s.pairs_to) == (0, 31)
+    assert section.live_values()["chosen_pairs"] in ("pairs 0 … 31 (32 in all)", "las parejas 0 … 31 (32 en total)")
 
 
 def test_dials_are_the_chosen_pairs_hands(section):

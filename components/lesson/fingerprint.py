@@ -271,9 +271,10 @@ class Fingerprint(LessonSection):
         nearest = self.nearest()
         slow_omega = float(core.frequencies(s.d_model, s.base)[-1])
         return {
-            "pairs_from": str(s.pairs_from),
-            "pairs_to": str(s.pairs_to),
-            "n_pairs": str(s.pairs_to - s.pairs_from + 1),
+            # "pair 15 alone", not "pairs 15 … 15 (1 in all)" (the "slowest pair only" button).
+            "chosen_pairs": text(s.lang, "fingerprint_chosen_one", first=s.pairs_from) if s.pairs_from == s.pairs_to
+            else text(s.lang, "fingerprint_chosen_many", first=s.pairs_from, last=s.pairs_to,
+                      count=s.pairs_to - s.pairs_from + 1),
             "pairs": str(last + 1),
             "pos": str(s.pos),
             "T": str(s.T),
