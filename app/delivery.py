@@ -315,11 +315,12 @@ def panel_css_of(roots: Iterable[Model]) -> set[str]:
     On the page's critical path, so read fast: the document's model index, not a walk of the roots (~50 ms
     on ``/``), and the values a model was given (Bokeh's ``_property_values``) rather than its property
     getters (~10 ms for the 280 models of ``/``). Panel gives its stylesheets explicitly, so they are there;
-    if Bokeh renamed that dict, nothing would be preloaded and tests/test_delivery.py would fail.
+    if Bokeh renamed that dict, nothing would be preloaded and tests/test_delivery.py would fail. Roots
+    outside a document (no page to preload for) give nothing.
     """
     roots = list(roots)
     document = roots[0].document if roots else None
-    models = document.models if document is not None else {m for root in roots for m in root.references()}
+    models = document.models if document is not None else ()
     urls = {sheet if isinstance(sheet, str) else getattr(sheet, "url", "")
             for model in models for sheet in getattr(model, "_property_values", {}).get("stylesheets") or ()}
     return {name for name in PANEL_CSS if any(f"/panel/{name}" in url for url in urls)}

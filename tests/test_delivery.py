@@ -133,6 +133,6 @@ def test_the_preload_follows_the_widgets_a_page_has():
 
     assert "css/select.css" in used(pn.widgets.Select(options=["a", "b"]))
     assert "css/select.css" not in used(pn.widgets.IntSlider())
-    assert "css/button.css" in used(pn.widgets.Button(name="b")) - used(pn.pane.Markdown("a"))
+    assert "css/button.css" in used(pn.widgets.Button(label="b")) - used(pn.pane.Markdown("a"))
     script = delivery.preload_script("", used(pn.pane.Markdown("a")))
     assert "select.css" not in script and "default.css" in script

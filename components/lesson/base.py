@@ -18,7 +18,7 @@ from components.controls import Controls
 from components.describe import Description
 from components.mistake_note import MistakeNote
 from components.prose import Prose
-from components.theme import LiveHTML
+from components.theme import NOTE_CSS, LiveHTML
 
 _DEFAULT_NAME = re.compile(r"^[A-Z][A-Za-z]*\d{5}$")
 
@@ -85,6 +85,10 @@ class LessonSection(pn.viewable.Viewer):
             self._passages[part] = Prose(self.prose.parts[part], values=self.live_values(),
                                          name=f"{self.slug}_{part}_text")
         return self._passages[part]
+
+    def note_box(self, name: str) -> LiveHTML:
+        """An empty box for a sentence in the notes' type, named ``<slug>_<name>_note``."""
+        return LiveHTML(name=f"{self.slug}_{name}_note", css=NOTE_CSS, sizing_mode="stretch_width")
 
     def passage_or_note(self, part: str, note: LiveHTML, sentence: str) -> None:
         """Passage ``part``, or, when ``sentence`` is given, that sentence in ``note`` in its place (a passage

@@ -33,10 +33,8 @@ from components.theme import (
     COLORS,
     LABEL_SIZE,
     MOVING,
-    NOTE_CSS,
     WIDGET_STYLESHEET,
     WRAP,
-    LiveHTML,
     html_pane,
     style_figure,
 )
@@ -146,10 +144,10 @@ class Fingerprint(LessonSection):
         self.dials_plot.axis.visible = False
         self.dials_plot.grid.visible = False
         style_figure(self.dials_plot)
-        self.dials_note = LiveHTML(name="fingerprint_dials_note", css=NOTE_CSS, sizing_mode="stretch_width")
-        self.far_note = LiveHTML(name="fingerprint_far_note", css=NOTE_CSS, sizing_mode="stretch_width")
+        self.dials_note = self.note_box("dials")
+        self.far_note = self.note_box("far")
         # In place of the "closest" passage when the table has one row (T = 1): there is no other position.
-        self.alone_note = LiveHTML(name="fingerprint_alone_note", css=NOTE_CSS, sizing_mode="stretch_width")
+        self.alone_note = self.note_box("alone")
 
         self.buttons = []
         for key, handler in (("fingerprint_slowest", self.slowest_only), ("fingerprint_fastest", self.fastest_only),

@@ -35,7 +35,7 @@ from app.strings import text
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, NOTE_CSS, TICK_SIZE, LiveHTML, readout, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, LiveHTML, readout, style_figure
 
 #: Positions along each side of the two score matrices at most (64 × 64 cells each).
 MOST_POSITIONS = 64
@@ -176,7 +176,7 @@ class RotaryPosition(LessonSection):
         self.angle = LiveHTML(name="rope_angle", sizing_mode="stretch_width")
         self.window = LiveHTML(name="rope_window", sizing_mode="stretch_width")
         # In place of the "compare" passage at T = 1: one cell, no diagonal with two cells to compare.
-        self.one_cell_note = LiveHTML(name="rope_one_cell_note", css=NOTE_CSS, sizing_mode="stretch_width")
+        self.one_cell_note = self.note_box("one_cell")
 
         self.matrices = pn.Column(
             pn.Row(*(pn.pane.Bokeh(f, sizing_mode="stretch_width") for f in self.figures), sizing_mode="stretch_width"),

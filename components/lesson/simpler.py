@@ -39,7 +39,7 @@ from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sa
 from components.legend import LegendRows, detach_legends
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, NOTE_CSS, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, style_figure
 
 #: The lesson's position for the raw number: "at position 300 that coordinate is 300".
 LESSON_POS = 300
@@ -178,7 +178,7 @@ class WhyNotSimpler(LessonSection):
         detach_legends(nb)
         self.no_row = LiveHTML(name="simpler_no_row", sizing_mode="stretch_width", css=".pe-live{font-size:1.15rem}")
         # In place of the "neighbours" passage when a table has a single row: no neighbour to compare with.
-        self.one_row_note = LiveHTML(name="simpler_one_row_note", css=NOTE_CSS, sizing_mode="stretch_width")
+        self.one_row_note = self.note_box("one_row")
 
         self._values: dict[str, str] = {}
         self._table: np.ndarray | None = None

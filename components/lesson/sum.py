@@ -33,7 +33,7 @@ from app.strings import number, text
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, NOTE_CSS, TICK_SIZE, LiveHTML, style_figure
+from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, style_figure
 
 #: Meaning and position keep one colour each; shared coordinates are hatched, and every bar is labelled.
 PART_COLORS = {"shared": "#CC79A7", "meaning": COLORS["bar"], "position": COLORS["pos"]}
@@ -54,7 +54,7 @@ class SumOrConcatenate(LessonSection):
         self._table_key: tuple | None = None
         self._rows = [text(lang, "sum_row_concat"), text(lang, "sum_row_sum")]
         # In place of the ladder passage at r = 0 and r = d_model.
-        self.ladder_note = LiveHTML(name="sum_ladder_note", css=NOTE_CSS, sizing_mode="stretch_width")
+        self.ladder_note = self.note_box("ladder")
 
         self.width = ColumnDataSource(name="sum_width", data={
             "row": [], "left": [], "right": [], "part": [], "label": [], "color": [], "hatch": [], "x": []})

@@ -10,7 +10,6 @@ from app import core
 from app.strings import number, text
 from components.ladder import WavelengthLadder
 from components.lesson.base import LessonSection
-from components.theme import NOTE_CSS, LiveHTML
 
 
 class LadderSection(LessonSection):
@@ -25,7 +24,7 @@ class LadderSection(LessonSection):
         super().__init__(state, **params)
         self.view = WavelengthLadder(state)
         # In place of the "steps" passage at d_model = 2: one pair has no later pair and no ladder to climb.
-        self.steps_note = LiveHTML(name="wavelengths_steps_note", css=NOTE_CSS, sizing_mode="stretch_width")
+        self.steps_note = self.note_box("steps")
         state.param.watch(self._show_steps, ["d_model", "lang"])
         self._show_steps()
 
