@@ -73,7 +73,7 @@ def test_passages_and_view_update_in_place():
     parts = section.layout()
     assert section.prose.title == "Un reloj por pareja"
     assert section_prose("hands", "en").title == "One clock per pair"
-    assert set(section.prose.parts) == {"intro", "try"}
+    assert set(section.prose.parts) == {"intro", "try", "play"}
     assert section.view in parts
     hands = section.view.pair_hands
     state.k = 5
@@ -83,6 +83,20 @@ def test_passages_and_view_update_in_place():
     np.testing.assert_allclose([hands.data["x"][1], hands.data["y"][1]], [math.sin(5), math.cos(5)], atol=1e-3)
     state.pair = 1
     assert section.passage("try").values["omega"] == f"{omega(1, 32):.4f}"
+
+
+def test_the_try_passage_gives_way_to_a_note_at_one_position():
+    """At T = 1 neither pos nor k can move: "raise k one step at a time" would ask for the impossible."""
+    state = ExplorerState(lang="en", T=1)
+    section = ClocksSection(state)
+    section.__panel__()
+    assert state.param.k.bounds == (0, 0) and state.param.pos.bounds == (0, 0)
+    assert section.passage("play").hidden and "single position, 0" in section.one_position_note.object
+    state.T = 2
+    assert not section.passage("play").hidden and section.one_position_note.object == ""
+    assert "one step at a time" in section.prose.parts["play"].html
+    state.T, state.lang = 1, "es"
+    assert "una sola posición, la 0" in section.one_position_note.object
 
 
 @pytest.mark.browser

@@ -7,7 +7,7 @@ import math
 import panel as pn
 
 from app import core
-from app.strings import number, significant
+from app.strings import number, significant, text
 from components.clocks import PairClocks
 from components.lesson.base import LessonSection
 
@@ -22,6 +22,14 @@ class ClocksSection(LessonSection):
     def __init__(self, state, **params):
         super().__init__(state, **params)
         self.view = PairClocks(state)
+        # In place of the "play" passage at T = 1: a single position, so neither pos nor k can move.
+        self.one_position_note = self.note_box("one_position")
+        state.param.watch(self._show_play, ["T", "lang"])
+        self._show_play()
+
+    def _show_play(self, *_events: object) -> None:
+        one = self.state.T == 1
+        self.passage_or_note("play", self.one_position_note, text(self.state.lang, "hands_one_position") if one else "")
 
     def live_values(self) -> dict[str, str]:
         s = self.state
@@ -44,4 +52,5 @@ class ClocksSection(LessonSection):
         return ""  # the view shown here describes itself
 
     def layout(self) -> list[pn.viewable.Viewable]:
-        return [self.passage("intro"), self.control_panel(), self.view, self.passage("try")]
+        return [self.passage("intro"), self.control_panel(), self.view, self.passage("try"),
+                self.passage("play"), self.one_position_note]
