@@ -222,6 +222,10 @@ class ScoreCurve(pn.viewable.Viewer):
         samples = samples_data(s.T, s.d_model, s.base, s.lang, s.mistake)
         peak = float(core.relative_scores(0, s.d_model, s.base))  # d_model / 2: every cosine is 1
         low = float(min(curve["score"].min(), samples["score"].min()))
+        if s.T == 1:
+            # One offset, k = 0, one score: an axis around that point alone (15.9 … 16.3) reads as a scale
+            # of nothing; from 0 up, the point reads as the d_model/2 it is.
+            low = min(low, 0.0)
         # A bug's products may pass the peak (a row longer than √(d_model/2)).
         high = peak if s.mistake == "none" else max(peak, float(samples["score"].max()))
         spread = max(high - low, 1.0)

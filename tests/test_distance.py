@@ -184,6 +184,10 @@ def test_one_position_table():
     assert np.asarray(view.curve.data["k"]).tolist() == [0]
     assert view.marker.data["label"] == ["S(0) = 1.000000"]
     assert view.figure.y_range.start < 1 < view.figure.y_range.end
+    # The one score is read against 0, not on an axis spanning a few hundredths around it.
+    assert view.figure.y_range.start <= 0
+    view.state.d_model = 32
+    assert view.figure.y_range.start <= 0 < 16 < view.figure.y_range.end
 
 
 @settings(max_examples=30, deadline=None)
