@@ -40,6 +40,9 @@ log = logging.getLogger("app.rooms")
 
 #: Values of a teacher's state that a room does not carry: each follower keeps its own language.
 NOT_SENT = ("lang", "follow")
+#: How a page is shown, each reader's own: a follower of a presenting teacher reads the teacher's slide as a
+#: section of its own page, at its own size and in its own theme (``RoomBox.where`` sends the slide as a place).
+FOLLOWER_KEEPS = ("present", "slide", "theme", "controls")
 #: A section id as the lesson writes them (a slug); anything else is not scrolled to.
 SECTION_ID = re.compile(r"[a-z0-9_-]{1,40}")
 #: Sizes first: the bounds of pair, pos and k depend on them.
@@ -340,6 +343,7 @@ class RoomBox(pn.viewable.Viewer):
     def __init__(self, state: ExplorerState, kind: str, **params):
         super().__init__(**params)
         self.state = state
+        self.kind = kind
         self.lang = lang = state.lang
         self.bus = rooms.bus()
         self.room = ""
@@ -513,12 +517,26 @@ class RoomBox(pn.viewable.Viewer):
         self._last_publish = time.monotonic()
         self.seq += 1
         values = {key: value for key, value in self.state.query().items() if key not in NOT_SENT}
-        if not self.bus.publish(self.room, rooms.encode_state(self.path, self.section, values, self.seq), self.driver):
+        if not self.bus.publish(self.room, rooms.encode_state(*self.where(), values, self.seq), self.driver):
             # A later page of the teacher (or a copy of this tab) has taken the room: this one stops driving.
             self.secret = ""
             self.link.param.update(text="", large=False)
             self._set_mode("ended", text(self.lang, "room_taken", room=self.room))
             self.room = ""
+
+    def where(self) -> tuple[str, str]:
+        """The path and section a follower should show: this page's, or while presenting, the slide's.
+
+        A slide of ``/`` or ``/explore`` is one of its sections (``/#shift``); a slide of a section's or a view's
+        own page is that slide's own page (``/shift``), as the student's page is not in presentation mode.
+        """
+        slide = self.state.slide if self.state.present else ""
+        if not slide:
+            return self.path, self.section
+        if self.kind in ("lesson", "explore"):
+            return self.path, slide
+        own = f"/{slide}"
+        return (own, "") if own in page_paths() else (self.path, self.section)
 
     # --- the follower's side -----------------------------------------------------------------------
 
@@ -527,7 +545,7 @@ class RoomBox(pn.viewable.Viewer):
         if self.mode != "following":
             return
         values, _notices = parse_query(published["values"], default_lang=self.lang)
-        for key in NOT_SENT:
+        for key in (*NOT_SENT, *FOLLOWER_KEEPS):
             values.pop(key, None)
         # Panel sends a change at once only when the document is its current one; otherwise it queues
         # every change as a callback of its own, one per state: the queue that coalescing must avoid.

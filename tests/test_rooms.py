@@ -173,6 +173,42 @@ def test_a_follower_detaches_and_follows_again(local_bus):
     assert student.mode == "following" and student.state.k == 9
 
 
+@pytest.mark.parametrize(("kind", "path", "slides", "places"), [
+    ("lesson", "/", ("shift", "rope"), ("/#shift", "/#rope")),
+    ("section", "/hands", ("shift", "rope"), ("/shift#", "/rope#")),
+    ("explore", "/explore", ("clocks", "ladder"), ("/explore#clocks", "/explore#ladder")),
+    ("view", "/clocks", ("distance", "ladder"), ("/distance#", "/ladder#")),
+])
+def test_a_presenting_teachers_slide_reaches_followers_as_a_place_not_a_mode(local_bus, kind, path, slides, places):
+    """A student joining a teacher who presents got present=1 and slide= applied to a page built without
+    slides: a page of no bar and no room box, that never followed the next slide until reloaded."""
+    teacher = RoomBox(ExplorerState(lang="en", present=True, slide=slides[0], theme="dark"), kind)
+    teacher.panel.location = f"{path}#"
+    teacher.start_room()
+    student = RoomBox(ExplorerState(lang="es", follow=teacher.room), "lesson")
+    assert student.mode == "following"
+    assert (student.state.present, student.state.slide, student.state.theme) == (False, "", "light")
+    assert student.panel.target == places[0]
+    # The teacher's next slide is the follower's next place; the values keep following.
+    teacher.state.param.update(slide=slides[1], k=7)
+    teacher.publish()
+    student.apply(json.loads(local_bus.latest(teacher.room)))
+    assert student.state.k == 7 and not student.state.present
+    assert student.panel.target == places[1]
+
+
+def test_a_teacher_who_leaves_presentation_sends_the_page_again(local_bus):
+    teacher = RoomBox(ExplorerState(lang="en", present=True, slide="shift"), "lesson")
+    teacher.panel.location = "/#"
+    teacher.start_room()
+    teacher.state.present = False
+    teacher.panel.location = "/#shift"  # what the page reports once it shows the whole lesson again
+    assert json.loads(local_bus.latest(teacher.room))["section"] == "shift"
+    teacher.panel.location = "/#hands"
+    assert (json.loads(local_bus.latest(teacher.room))["path"],
+            json.loads(local_bus.latest(teacher.room))["section"]) == ("/", "hands")
+
+
 def test_an_unknown_room_is_said(local_bus):
     student = RoomBox(ExplorerState(lang="en", follow="zzzzzz"), "view")
     assert student.mode == "missing"
