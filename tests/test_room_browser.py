@@ -177,3 +177,39 @@ def test_a_follower_follows_the_teachers_section_and_page(browser, app_url):
         teacher.context.close()
         student.context.close()
     assert errors == []
+
+
+def test_a_follower_of_a_presenting_teacher_reads_each_slide_at_reading_size(browser, app_url):
+    """The teacher presents a section's page and turns the slide with the clicker's PageDown: the student's
+    page, never in presentation mode, goes to the next slide's own page and keeps its room box and theme."""
+    teacher = browser.new_context(viewport={"width": 1920, "height": 1080}, locale="en-US").new_page()
+    student = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US").new_page()
+    errors: list[str] = []
+    for page in (teacher, student):
+        page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        teacher.goto(f"{app_url}/hands?lang=en&present=1&theme=dark")
+        wait_until(lambda: plots_drawn(teacher, 1), timeout=40, message="the teacher's slide was not drawn")
+        teacher.get_by_role("button", name=text("en", "room_start")).click()
+        link = wait_until(lambda: model_property(teacher, "room_link", "text"), message="no join link")
+        student.goto(link)
+        wait_until(lambda: plots_drawn(student, 1), timeout=40, message="the student's page was not drawn")
+        wait_until(lambda: model_property(student, "room_box", "mode") == "following", timeout=20)
+        # (unset, or "0" and "light", depending on whether the page's look has arrived)
+        looks = "() => [document.documentElement.dataset.pePresent === '1', document.documentElement.dataset.peTheme]"
+        assert student.evaluate(looks)[0] is False and student.evaluate(looks)[1] != "dark"
+        expect(student.get_by_role("button", name=text("en", "room_detach"))).to_be_visible()
+
+        teacher.locator("body").click(position={"x": 5, "y": 1070})  # the page, not a control, has the focus
+        teacher.keyboard.press("PageDown")  # the clicker: the next slide, "shift"
+        wait_until(lambda: "slide=shift" in teacher.evaluate("location.search"), timeout=20,
+                   message="the teacher's slide did not move")
+        student.wait_for_url(f"{app_url}/shift?*", timeout=60_000)
+        wait_until(lambda: model_property(student, "room_box", "mode") == "following", timeout=40)
+        assert student.evaluate(looks)[0] is False and student.evaluate(looks)[1] != "dark"
+        assert "present" not in student.evaluate("location.search")
+        expect(student.get_by_role("button", name=text("en", "room_detach"))).to_be_visible()
+    finally:
+        teacher.context.close()
+        student.context.close()
+    assert errors == []
