@@ -256,3 +256,32 @@ def test_dark_theme_lifts_colours_sent_as_data_also_when_a_view_sends_them_again
     view.state.pair = 3  # the row's faces are sent again, in the light theme's colours
     assert all(contrast(colour, DARK_BACKGROUND) >= 4.5 for colour in view.faces.data["label_color"])
     assert dark_color(COLORS["selected"]) in view.faces.data["label_color"]
+
+
+@pytest.mark.parametrize("slug", [slug for slug in __import__("app.lesson", fromlist=["LESSON"]).LESSON
+                                  if slug != "quiz"])
+def test_a_slide_opens_on_its_controls_and_figures_and_the_page_on_its_text(slug):
+    """At 1920×1080 a slide opened on the section's introduction, its first figure 1000–2300 px down; the
+    teacher's clicker (PageDown) turns slides, so it never reached one. The text follows on the slide."""
+    from app.lesson import LESSON
+    from components.lesson.base import LessonSection
+
+    def first_parts(present: bool) -> tuple[LessonSection, list]:
+        section = LESSON[slug](ExplorerState(lang="en", present=present))
+        parts = [p for p in section.__panel__().objects if type(p).__name__ != "MistakeNote"]
+        return section, parts
+
+    on_page, page = first_parts(False)
+    assert on_page.is_text(page[0]), "the page's section starts with its text"
+    on_slide, slide = first_parts(True)
+    assert not on_slide.is_text(slide[0]), "a slide starts with something to drag or watch"
+    # Nothing lost, only moved.
+    assert sorted(p.name for p in slide if on_slide.is_text(p)) == sorted(p.name for p in page if on_page.is_text(p))
+    assert len(slide) == len(page)
+
+
+def test_the_quiz_slide_keeps_its_introduction_above_the_questions():
+    from components.lesson.quiz import CheckYourself
+
+    section = CheckYourself(ExplorerState(lang="en", present=True))
+    assert section.__panel__().objects[0] is section.passage("intro")

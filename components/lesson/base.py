@@ -167,10 +167,25 @@ class LessonSection(pn.viewable.Viewer):
         """The section's parts, top to bottom; the default is every passage in file order."""
         return [self.passage(part) for part in self.prose.parts]
 
+    def on_a_slide(self, parts: list[pn.viewable.Viewable]) -> list[pn.viewable.Viewable]:
+        """``parts`` as the page shows them; in presentation mode, the text before the first control or figure
+        moved to the end, so that a slide opens on something to drag and watch (the text that introduced it
+        is the teacher's to say, and still there below)."""
+        if not self.state.present:
+            return parts
+        lead = 0
+        while lead < len(parts) and self.is_text(parts[lead]):
+            lead += 1
+        return parts if lead == len(parts) else [*parts[lead:], *parts[:lead]]
+
+    def is_text(self, part: pn.viewable.Viewable) -> bool:
+        """Whether ``part`` is one of the section's passages or sentence boxes (``note_box``)."""
+        return part in self._passages.values() or (isinstance(part, LiveHTML) and part.name.endswith("_note"))
+
     def __panel__(self) -> pn.viewable.Viewable:
         if self._layout is None:
             note = MistakeNote(self.state, prefix=f"{self.slug}_") if self.draws_mistakes else None
-            parts = [note, *self.layout(), self.description()]
+            parts = [note, *self.on_a_slide(self.layout()), self.description()]
             self._layout = pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                                      name=f"{self.slug}_section",
                                      css_classes=["pe-lesson-section"])

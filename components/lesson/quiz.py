@@ -191,6 +191,9 @@ class CheckYourself(LessonSection):
     def live_values(self) -> dict[str, str]:
         return {"d_model": str(self.state.d_model)}
 
+    def on_a_slide(self, parts: list[pn.viewable.Viewable]) -> list[pn.viewable.Viewable]:
+        return parts  # the questions are the slide: its short introduction stays above them
+
     def layout(self) -> list[pn.viewable.Viewable]:
         parts: list[pn.viewable.Viewable] = [self.passage("intro")]
         for n in QUESTIONS:
