@@ -45,8 +45,15 @@ from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, WIDGET_STYLESHEET, L
 #: The example sentences: keys of the string table, each an original and its reordering.
 PRESETS = ("order_lesson", "order_preset_2", "order_preset_3")
 ROW_HEIGHT = 46
+#: The figures' height beyond their rows: the title, and the outputs' axis, axis label and legend below.
+OUTPUTS_OVERHEAD = 200
 #: Rows of room the two figures keep however short the sentence.
 MIN_ROWS = 3
+
+
+def plots_height(rows: int) -> int:
+    """The two figures' height for ``rows`` rows of words, the headers' row above them and the borders."""
+    return round((rows + 1.3) * ROW_HEIGHT) + OUTPUTS_OVERHEAD
 
 
 class OrderChoice(param.Parameterized):
@@ -85,10 +92,14 @@ class OrderIsMeaning(LessonSection):
             "y": [], "word": [], "without_pe": [], "with_pe": [], "original_pos": [], "current_pos": [],
             "without_label": [], "with_label": []})
 
+        # One vertical range and one height for the two figures: BokehJS lines up the frames of plots side by
+        # side (the sentences' gets the outputs' axis and legend as empty border), so each word's row lies level
+        # with its bars.
+        rows = Range1d(-0.5, 4.5, name="order_outputs_y")
         self.sentences_plot = figure(
             name="order_sentences_plot", title=text(lang, "order_sentences_title"),
-            x_range=Range1d(-1.25, 1.25, name="order_sentences_x"), y_range=Range1d(-0.5, 4.5),
-            height=2 * ROW_HEIGHT + 5 * ROW_HEIGHT, sizing_mode="stretch_width", tools="", toolbar_location=None,
+            x_range=Range1d(-1.25, 1.25, name="order_sentences_x"), y_range=rows,
+            height=plots_height(5), sizing_mode="stretch_width", tools="", toolbar_location=None,
         )
         fig = self.sentences_plot
         fig.segment(x0="x0", y0="y0", x1="x1", y1="y1", source=self.links, line_color=COLORS["curve"],
@@ -111,17 +122,19 @@ class OrderIsMeaning(LessonSection):
 
         self.outputs_plot = figure(
             name="order_outputs_plot", title=text(lang, "order_outputs_title"),
-            x_range=Range1d(0, 1, name="order_outputs_x"), y_range=Range1d(-0.5, 4.5, name="order_outputs_y"),
-            height=5 * ROW_HEIGHT + 150, sizing_mode="stretch_width", tools="", toolbar_location=None,
+            x_range=Range1d(0, 1, name="order_outputs_x"), y_range=rows,
+            height=plots_height(5), sizing_mode="stretch_width", tools="", toolbar_location=None,
         )
         out = self.outputs_plot
-        without = out.hbar(y=dodge("y", 0.2, range=out.y_range), right="without_pe", height=0.36,
+        # Each row: the with-PE bar in its lower half, the without-PE one (about 1e-16 wide: its number is what
+        # shows) above it, with room for that number's line of text between them.
+        without = out.hbar(y=dodge("y", 0.25, range=out.y_range), right="without_pe", height=0.3,
                            source=self.outputs, fill_color="#999999", line_color=COLORS["ink"], hatch_pattern="/",
                            hatch_color="white", name="order_without_bars")
-        with_pe = out.hbar(y=dodge("y", -0.2, range=out.y_range), right="with_pe", height=0.36,
+        with_pe = out.hbar(y=dodge("y", -0.15, range=out.y_range), right="with_pe", height=0.3,
                            source=self.outputs, fill_color=COLORS["pos"], line_color=COLORS["ink"],
                            name="order_with_bars")
-        for column, label, shift in (("without_pe", "without_label", 0.2), ("with_pe", "with_label", -0.2)):
+        for column, label, shift in (("without_pe", "without_label", 0.25), ("with_pe", "with_label", -0.15)):
             out.text(x=column, y=dodge("y", shift, range=out.y_range), text=label, source=self.outputs,
                      x_offset=8, text_baseline="middle", text_font_size=TICK_SIZE, text_color=COLORS["ink"],
                      name=f"order_{column}_numbers")
@@ -228,9 +241,10 @@ class OrderIsMeaning(LessonSection):
             # At least MIN_ROWS rows of room (empty ones below): a word or two left the figures too short to
             # hold their titles and labels.
             below = max(MIN_ROWS - n, 0)
-            self.sentences_plot.y_range.update(start=-0.6 - below, end=n + 0.7)
+            # Room above the first row for the two orders' headers.
+            self.outputs_plot.y_range.update(start=-0.6 - below, end=n + 0.7)
             self.headers.data["y"] = [n - 0.45, n - 0.45]
-            self.sentences_plot.height = (n + below + 2) * ROW_HEIGHT
+            self.sentences_plot.height = self.outputs_plot.height = plots_height(n + below)
             self.outputs.data = {
                 "y": y, "word": original, "without_pe": without, "with_pe": with_pe,
                 "original_pos": rows.astype(np.int64).tolist(), "current_pos": match.tolist(),
@@ -238,12 +252,10 @@ class OrderIsMeaning(LessonSection):
                 "with_label": [number(v, 3) for v in with_pe],
             }
             self.outputs_plot.x_range.update(start=0, end=1.3 * top)
-            self.outputs_plot.y_range.update(start=-0.6 - below, end=n - 0.4)
             # Each pair of bars is named by its word (canvas text: no markup is interpreted).
             self.outputs_plot.yaxis.ticker.ticks = y
             self.outputs_plot.yaxis.major_label_overrides = {int(row): word for row, word in zip(y, original,
                                                                                                  strict=True)}
-            self.outputs_plot.height = (n + below) * ROW_HEIGHT + 150
             if moved.any():
                 self._readout_text = text(
                     s.lang, "order_readout", original=" ".join(original), current=" ".join(current),
