@@ -62,7 +62,9 @@ _LOOK_CSS = (
     'html[data-pe-theme="dark"] { color-scheme: dark; '
     + " ".join(f"{name}: {value};" for name, value in DARK_VARIABLES.items())
     + ' } html[data-pe-theme="dark"] body { background: #212529; color: #f1f3f5; }'
-    + f' html[data-pe-present="1"] {{ font-size: {PRESENT_ROOT_PX}px; }}'
+    # A projector's picture is as wide whatever its pixels: below 1920 px the type keeps its share of the width
+    # (21 px at 1280), so the slim bar and the slide keep the layout they have at 1920 × 1080.
+    + f' html[data-pe-present="1"] {{ font-size: clamp(20px, {PRESENT_ROOT_PX / 19.2:.4f}vw, {PRESENT_ROOT_PX}px); }}'
     + ' html[data-pe-present="1"] body { margin: 0; }'
 )
 
@@ -178,7 +180,7 @@ def page_switches(state: ExplorerState) -> PageSwitches:
                         theme_label=text(lang, "theme_dark"), name="page_switches",
                         stylesheets=[SWITCHES_CSS], margin=(5, 10),
                         # In the slim bar it shares a line with play and previous/next.
-                        **({"width": 600, "height": 70, "sizing_mode": "fixed"} if state.present
+                        **({"height": 70} if state.present
                            # Both buttons on one line (the bar wraps its other tools instead).
                            else {"sizing_mode": "stretch_width", "min_width": 330}))
 
@@ -263,10 +265,10 @@ class Presentation(pn.viewable.Viewer):
         lang = state.lang
         self.title = LiveHTML(name="present_bar", css=BAR_CSS, sizing_mode="stretch_width", min_width=760)
         self.previous = pn.widgets.Button(label=text(lang, "present_previous"), color="primary",
-                                          variant="outline", width=260, margin=(5, 5),
+                                          variant="outline", width=240, margin=(5, 5),
                                           stylesheets=[WIDGET_STYLESHEET])
         self.next = pn.widgets.Button(label=text(lang, "present_next"), color="primary",
-                                      variant="outline", width=260, margin=(5, 5), stylesheets=[WIDGET_STYLESHEET])
+                                      variant="outline", width=240, margin=(5, 5), stylesheets=[WIDGET_STYLESHEET])
         self.previous.on_click(lambda _event: self.move(-1))
         self.next.on_click(lambda _event: self.move(1))
         self.bar = pn.FlexBox(self.title, animation_for(state).toggle, self.previous, self.next, page_switches(state),
