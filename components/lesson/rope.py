@@ -139,6 +139,10 @@ class RotaryPosition(LessonSection):
                          tools="", toolbar_location=None, match_aspect=True)
             cells = fig.rect(x="n", y="m", width=1, height=1, source=source, line_color=None,
                              fill_color={"field": "score", "transform": mapper}, name=f"{name}_cells")
+            # A dark ring inside a light one: seen on the palette's pale middle and on its dark ends alike, in
+            # either theme (the dark theme swaps the two: ``components.figure_theme.dark_color``).
+            fig.rect(x="n", y="m", width=1, height=1, source=self.cell, fill_alpha=0, line_color="white",
+                     line_width=7, level=MOVING, name=f"{name}_cell_halo")
             fig.rect(x="n", y="m", width=1, height=1, source=self.cell, fill_alpha=0, line_color=COLORS["ink"],
                      line_width=3, level=MOVING, name=f"{name}_cell_mark")
             fig.add_tools(HoverTool(renderers=[cells], tooltips=[
