@@ -58,6 +58,9 @@ class SectionProse:
         return {key for part in self.parts.values() for key in part.keys}
 
 
+_FORMULA_AND_PUNCTUATION = re.compile(r'(<span class="math inline">[^<]*</span>[.,;:!?)\]»”]+)')
+
+
 def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False, "typographer": False}).enable("table").use(
         dollarmath_plugin, allow_space=True, double_inline=True)
@@ -81,6 +84,8 @@ def render(markdown: str) -> Passage:
         if _TOKEN_RE.search(formula):
             raise ValueError(f"a live number ({{{{…}}}}) cannot stand inside a formula: {html.unescape(formula)!r}")
     body = _TOKEN_RE.sub(lambda m: f'<span class="pe-num" data-key="{keys[int(m.group(1))]}"></span>', body)
+    # A typeset formula is a box the browser may break after, which left "." or "," at the start of a line.
+    body = _FORMULA_AND_PUNCTUATION.sub(r'<span class="pe-glue">\1</span>', body)
     return Passage(html=body.strip(), keys=tuple(keys))
 
 

@@ -129,3 +129,14 @@ def test_no_live_count_stands_before_a_plural_noun(lang):
     assert not {name: hits for name, hits in {**prose, **table}.items() if hits}
     for key in PLURAL_ONLY - {"fingerprint_dials_sampled", "terms_bands"}:
         assert f"{key}_one" in TABLES[lang]
+
+
+def test_punctuation_after_a_formula_stays_on_its_line():
+    """KaTeX's boxes let the browser break between a formula and the full stop after it (". Each step of pos"
+    opened a line at 1920 px on /hands)."""
+    from app.prose import render
+
+    html = render(r"and $\cos 0 = 1$. Each step, $x$, then $y$ alone").html
+    assert '<span class="pe-glue"><span class="math inline">\\cos 0 = 1</span>.</span>' in html
+    assert '<span class="pe-glue"><span class="math inline">x</span>,</span>' in html
+    assert html.count("pe-glue") == 2  # "$y$ alone" has nothing to keep with it
