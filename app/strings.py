@@ -242,6 +242,9 @@ ES: dict[str, str] = {
     "wavelengths_one_pair": "Con d_model = 2 hay una sola pareja: la escalera tiene un único peldaño, 2π ≈ 6.28.",
     "hands_one_position": ("Con T = 1 hay una sola posición, la 0: pos y k se quedan en 0 y las dos agujas de cada "
                            "reloj apuntan a las doce. Sube T (en «La escalera de longitudes de onda») para verlas girar."),
+    "rope_ring_inside": "({m}, {n})",
+    "rope_ring_corner": "({m}, {n}), fuera de la esquina de {count} × {count} que se dibuja",
+    "rope_ring_table": "({m}, {n}), fuera de la tabla (posiciones 0 … {last})",
     "rope_one_cell": ("Con T = 1 cada figura tiene una sola casilla, m = n = 0: ninguna diagonal tiene dos casillas "
                       "que comparar. Sube T para ver las diagonales."),
     "sum_ladder_one": ("Con r = 2 solo cabe una pareja: la escalera concatenada es un único peldaño, 2π ≈ 6.28 "
@@ -681,6 +684,9 @@ EN: dict[str, str] = {
     "wavelengths_one_pair": "With d_model = 2 there is one pair: the ladder has a single rung, 2π ≈ 6.28.",
     "hands_one_position": ("With T = 1 there is a single position, 0: pos and k stay at 0 and both hands of every "
                            "clock point at twelve o'clock. Raise T (in “The wavelength ladder”) to see them turn."),
+    "rope_ring_inside": "({m}, {n})",
+    "rope_ring_corner": "({m}, {n}), outside the {count} × {count} corner drawn",
+    "rope_ring_table": "({m}, {n}), outside the table (positions 0 … {last})",
     "rope_one_cell": ("With T = 1 each figure has a single cell, m = n = 0: no diagonal has two cells to compare. "
                       "Raise T to see the diagonals."),
     "sum_ladder_one": ("With r = 2 only one pair fits: the concatenated ladder is a single rung, 2π ≈ 6.28 "

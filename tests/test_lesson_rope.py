@@ -144,6 +144,26 @@ def test_one_position_has_no_diagonal_to_compare():
 
 
 @pytest.mark.browser
+@pytest.mark.parametrize(("sizes", "ring", "drawn"), [
+    ({}, "(0, 3)", True),
+    ({"d_model": 512, "T": 512, "pos": 300, "k": -200}, "(300, 100), outside the 64 × 64 corner drawn", False),
+    ({"pos": 20, "k": 10}, "(20, 30), outside the table (positions 0 … 23)", False),
+    ({"T": 24, "pos": 63 - 40, "k": -23}, "(23, 0)", True),
+])
+def test_the_text_names_the_ringed_cell_and_says_when_the_figures_cannot_show_it(sizes, ring, drawn):
+    """"The ringed cell is m = pos, n = pos + k" at pos 300: the figures draw m, n < 64, and showed no ring."""
+    section = RotaryPosition(ExplorerState(lang="en", **sizes))
+    assert section.live_values()["ring"] == ring
+    cell = section.cell.data
+    assert (not math.isnan(cell["m"][0])) == drawn
+
+
+def test_the_slowest_wavelength_keeps_its_decimals_when_short():
+    # 2π·base^(1 − 2/d_model) at d_model = 2 is 2π: "6.28", not "6".
+    assert RotaryPosition(ExplorerState(lang="en", d_model=2)).live_values()["wavelength"] == f"{2 * math.pi:.2f}"
+    assert RotaryPosition(ExplorerState(lang="en")).live_values()["wavelength"] == "35\u202f333"
+
+
 def test_rope_page_follows_the_keyboard(page, app_url, console_errors):
     page.goto(f"{app_url}/rope?lang=en&d_model=32&T=24&pos=0&k=3&pair=0")
     data = wait_for_source(page, "rope_scores", lambda d: len(d["score"]) == 576)

@@ -31,7 +31,7 @@ from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMappe
 from bokeh.plotting import figure
 
 from app import core
-from app.strings import text
+from app.strings import minus_sign, number, text
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
@@ -251,13 +251,24 @@ class RotaryPosition(LessonSection):
     def live_values(self) -> dict[str, str]:
         s = self.state
         count = min(s.T, MOST_POSITIONS)
+        slowest = float(core.wavelengths(s.d_model, s.base)[-1])
         return {
             "rope_spread": f"{self._spreads[0]:.1e}",
             "additive_spread": f"{self._spreads[1]:.2f}",
             "last": str(count - 1),
-            "wavelength": f"{float(core.wavelengths(s.d_model, s.base)[-1]):,.0f}".replace(",", "\u202f"),
+            # Whole positions for a long wavelength; 2π ≈ 6.28 (d_model = 2) is not "6".
+            "wavelength": number(slowest, 2 if slowest < 100 else 0),
             "base": f"{s.base:,}".replace(",", "\u202f"),
+            "ring": self._ring(count),
         }
+
+    def _ring(self, count: int) -> str:
+        """Which cell the ring marks, and why there is none on the figures when it lies beyond them."""
+        s = self.state
+        m, n = s.pos, s.target
+        key = ("rope_ring_table" if not 0 <= n < s.T else
+               "rope_ring_corner" if max(m, n) >= count else "rope_ring_inside")
+        return minus_sign(text(s.lang, key, m=m, n=n, count=count, last=s.T - 1))
 
     def layout(self) -> list[pn.viewable.Viewable]:
         return [self.passage("intro"), self.passage("compare"), self.one_cell_note, self.control_panel(),
