@@ -240,6 +240,8 @@ ES: dict[str, str] = {
     "sum_ladder_all": ("Con r = d_model = {d_model} toda la anchura es para la posición: la escalera concatenada es "
                        "la de la suma, peldaño a peldaño, y no queda ninguna coordenada para el significado."),
     "wavelengths_one_pair": "Con d_model = 2 hay una sola pareja: la escalera tiene un único peldaño, 2π ≈ 6.28.",
+    "hands_slowest": "la última, la pareja {pair}, apenas se mueve con la base del artículo",
+    "hands_slowest_one": "con d_model = 2 no hay ninguna: la única pareja, la 0, es la rápida",
     "hands_one_position": ("Con T = 1 hay una sola posición, la 0: pos y k se quedan en 0 y las dos agujas de cada "
                            "reloj apuntan a las doce. Sube T (en «La escalera de longitudes de onda») para verlas girar."),
     "rope_ring_inside": "({m}, {n})",
@@ -682,6 +684,8 @@ EN: dict[str, str] = {
     "sum_ladder_all": ("With r = d_model = {d_model} the whole width goes to position: the concatenated ladder is "
                        "the summed one, rung for rung, and no coordinate is left for meaning."),
     "wavelengths_one_pair": "With d_model = 2 there is one pair: the ladder has a single rung, 2π ≈ 6.28.",
+    "hands_slowest": "the last of them, pair {pair}, barely moves at the paper's base",
+    "hands_slowest_one": "with d_model = 2 there are none: the one pair, pair 0, is the fast one",
     "hands_one_position": ("With T = 1 there is a single position, 0: pos and k stay at 0 and both hands of every "
                            "clock point at twelve o'clock. Raise T (in “The wavelength ladder”) to see them turn."),
     "rope_ring_inside": "({m}, {n})",

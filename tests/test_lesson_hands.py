@@ -34,7 +34,11 @@ def test_lesson_numbers_at_the_default_state():
     # Pair 0 turns one radian per position: 2π ≈ 6.28 positions a turn, 3 rad for k = 3.
     assert values["omega"] == "1.000" and values["wavelength"] == "6.28"
     assert values["turn"] == "3.000" and values["turn_fraction"] == f"{3 / (2 * math.pi):.3f}" == "0.477"
-    assert values["last_pair"] == "15" and values["target"] == "3"
+    assert values["slowest"] == "the last of them, pair 15, barely moves at the paper's base"
+    assert values["target"] == "3"
+    # One pair is no "last of them, pair 0": pair 0 turns a radian per position.
+    one = ClocksSection(ExplorerState(lang="es", d_model=2)).live_values()["slowest"]
+    assert "0" in one and "rápida" in one
 
 
 @settings(max_examples=40, deadline=None)

@@ -41,7 +41,8 @@ class ClocksSection(LessonSection):
             "pos": str(s.pos),
             "k": str(s.k),
             "target": str(s.target),
-            "last_pair": str(s.d_model // 2 - 1),
+            "slowest": (text(s.lang, "hands_slowest", pair=s.d_model // 2 - 1) if s.d_model > 2
+                        else text(s.lang, "hands_slowest_one")),
             "omega": significant(omega, 4),
             "wavelength": number(wavelength, 2),
             "turn": significant(turn, 4),
