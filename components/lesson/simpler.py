@@ -217,7 +217,7 @@ class WhyNotSimpler(LessonSection):
         with pn.io.hold():
             # The label goes on the side of the dot that has room: above it low in the figure, below it high.
             self.raw_marker.data = {"pos": [s.pos], "share": [share],
-                                    "label": [text(s.lang, "simpler_raw_marker", pos=s.pos, share=percent(share))],
+                                    "label": [text(s.lang, "simpler_raw_marker", pos=s.pos, share=percent(share, 2))],
                                     "side": ["bottom" if share < 0.5 else "top"], "dy": [-4 if share < 0.5 else 4]}
             self._update_ratio_marks()
             self._update_row()
@@ -342,7 +342,8 @@ class WhyNotSimpler(LessonSection):
         return {
             **self._values,
             "d_model": str(s.d_model), "T": str(s.T), "pos": str(s.pos),
-            "raw_value": str(s.pos), "share": percent(share),
+            # Two decimals, as the lesson prints its 300: at pos = 300 the two numbers are one.
+            "raw_value": str(s.pos), "share": percent(share, 2),
             "share_lesson": percent(float(core.raw_position_share(LESSON_POS, s.d_model)), 2),
             "lesson_pos": str(LESSON_POS),
             "rest": number(float(np.sum(core.raw_position_rows(0, s.d_model)[1:] ** 2)), 2),
