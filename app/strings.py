@@ -360,6 +360,8 @@ ES: dict[str, str] = {
     "terms_bars_title": "Los términos en k",
     "terms_bars_x": "cos(ωᵢ·k)",
     "terms_size": "parejas en la fila",
+    "terms_one_offset": ("Con T = 1 el único desplazamiento es k = 0: cada fila es un solo punto, cos 0 = 1, sin "
+                         "curva que dibujar; las barras de la derecha lo muestran."),
     "terms_one_per_pair": "Una fila por pareja (d_model/2 = {pairs}).",
     "terms_bands": "{pairs} parejas no caben en {most} filas: cada una de las {rows} filas es una banda de hasta {size} parejas "
                    "seguidas y muestra la suma de sus términos; las filas siguen sumando S(k) exactamente.",
@@ -799,6 +801,8 @@ EN: dict[str, str] = {
     "terms_bars_title": "The terms at k",
     "terms_bars_x": "cos(ωᵢ·k)",
     "terms_size": "pairs in the row",
+    "terms_one_offset": ("With T = 1 the only offset is k = 0: each row is a single point, cos 0 = 1, with no "
+                         "curve to draw; the bars on the right show it."),
     "terms_one_per_pair": "One row per pair (d_model/2 = {pairs}).",
     "terms_bands": "{pairs} pairs do not fit in {most} rows: each of the {rows} rows is a band of up to {size} consecutive pairs "
                    "and shows the sum of their terms; the rows still add up to S(k) exactly.",

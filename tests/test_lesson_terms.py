@@ -146,3 +146,11 @@ def test_terms_page_follows_the_keyboard(page, app_url, console_errors):
     }""")
     wait_until(lambda: model_property(page, "terms_selected_ridge", "indices") == [6], message="a tap did not select")
     assert console_errors == []
+
+
+def test_one_position_says_why_the_rows_have_no_curve():
+    """At T = 1 each row's cos(ω_i·k) is one point (k = 0): the figure drew nothing and said nothing."""
+    section = ScoreAsClocks(ExplorerState(lang="en", d_model=2, T=1))
+    assert "single point, cos 0 = 1" in section.note.object
+    section.state.T = 2
+    assert "single point" not in section.note.object

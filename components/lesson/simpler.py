@@ -166,12 +166,15 @@ class WhyNotSimpler(LessonSection):
         nb.add_layout(self.pos_line)
         sin_line = nb.line(x="p", y="sinusoid", source=self.neighbours, line_width=4, line_color=COLORS["curve"],
                            name="simpler_neighbours_sinusoid")
+        # Dots too: with two positions (T = 2) each line has one point, and draws nothing.
+        sin_dots = nb.scatter(x="p", y="sinusoid", source=self.neighbours, size=11, marker="circle",
+                              fill_color=COLORS["curve"], line_color="white", name="simpler_neighbours_sinusoid_dots")
         learned = nb.line(x="p", y="learned", source=self.neighbours, line_width=2.5, line_dash="dashed",
                           line_color=COLORS["pos"], name="simpler_neighbours_learned")
         learned_dots = nb.scatter(x="p", y="learned", source=self.neighbours, size=10, marker="square",
                                   fill_color=COLORS["pos"], line_color="white", name="simpler_neighbours_dots")
         nb.add_layout(Legend(items=[
-            LegendItem(label=text(lang, "simpler_neighbours_sinusoid"), renderers=[sin_line]),
+            LegendItem(label=text(lang, "simpler_neighbours_sinusoid"), renderers=[sin_line, sin_dots]),
             LegendItem(label=text(lang, "simpler_neighbours_learned"), renderers=[learned, learned_dots]),
         ], location="top_left", orientation="horizontal", label_text_font_size=TICK_SIZE,
            name="simpler_neighbours_legend"), "below")

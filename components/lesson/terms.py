@@ -232,6 +232,8 @@ class ScoreAsClocks(LessonSection):
                                    size=size))
         else:
             sentences.append(text(s.lang, "terms_one_per_pair", pairs=s.d_model // 2))
+        if s.T == 1:  # each row's curve over k is one point, which a line does not draw
+            sentences.append(text(s.lang, "terms_one_offset"))
         if s.T - 1 > MAX_SHOWN:
             sentences.append(text(s.lang, "terms_window", shown=MAX_SHOWN, last=s.T - 1))
         return f'<div class="pe-readout">{html.escape(" ".join(sentences))}</div>'
