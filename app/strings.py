@@ -69,6 +69,7 @@ ES: dict[str, str] = {
     "heads_random": "aleatorios",
     "heads_aligned": "alineados",
     "pp_range": "van de {low} a {high}",
+    "pp_all_same": "todas dan {value}",
     "pp_one_start": "solo hay una posición de partida, y da {value}",
     "pp_dots_level": "los {n} puntos quedan a la misma altura",
     "pp_dot_level": "los puntos quedan a la misma altura (aquí solo cabe uno)",
@@ -402,6 +403,8 @@ ES: dict[str, str] = {
     "mistake_split_layout": "senos, luego cosenos",
     "mistake_sin_only": "solo senos",
     "ladder_count_columns": "Columnas con longitud de onda de T = {T} o menos (la línea discontinua): {count} de {pairs}.",
+    "check_norm_mistake_same": ("Con este fallo todas las filas miden {low:.4f}; en la codificación correcta, todas "
+                                "√(d_model/2) = {expected:.6g} (desviación máxima {error:.1e})."),
     "check_norm_mistake": ("Con este fallo las filas miden de {low:.4f} a {high:.4f}; en la codificación correcta, "
                            "todas √(d_model/2) = {expected:.6g} (desviación máxima {error:.1e})."),
     "check_rotation_mistake": ("La mejor rotación por bloques, una sola para todas las p = {first} … {last} "
@@ -524,6 +527,7 @@ EN: dict[str, str] = {
     "heads_random": "random",
     "heads_aligned": "aligned",
     "pp_range": "they range from {low} to {high}",
+    "pp_all_same": "they all give {value}",
     "pp_one_start": "there is only one start, and it gives {value}",
     "pp_dots_level": "all {n} dots stand at one height",
     "pp_dot_level": "the dots stand at one height (here only one fits)",
@@ -840,6 +844,8 @@ EN: dict[str, str] = {
     "mistake_split_layout": "sines, then cosines",
     "mistake_sin_only": "sines only",
     "ladder_count_columns": "Columns with a wavelength of at most T = {T} (the dashed line): {count} of {pairs}.",
+    "check_norm_mistake_same": ("With this mistake every row measures {low:.4f}; in the correct encoding every one "
+                                "is √(d_model/2) = {expected:.6g} (largest deviation {error:.1e})."),
     "check_norm_mistake": ("With this mistake the rows measure {low:.4f} to {high:.4f}; in the correct encoding "
                            "every one is √(d_model/2) = {expected:.6g} (largest deviation {error:.1e})."),
     "check_rotation_mistake": ("The best block rotation, one for all p = {first} … {last} (least squares), "

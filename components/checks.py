@@ -269,7 +269,9 @@ class LiveChecks(pn.viewable.Viewer):
                                           error=verdict.norm_error)
         else:
             # A broken property gets the remark's edge (the sentence says it in words).
-            self.norm.object = check_card(s.lang, "check_norm_mistake", expected=core.expected_row_norm(s.d_model),
+            same = f"{verdict.norm_low:.4f}" == f"{verdict.norm_high:.4f}"  # as the sentence prints them
+            self.norm.object = check_card(s.lang, "check_norm_mistake_same" if same else "check_norm_mistake",
+                                          expected=core.expected_row_norm(s.d_model),
                                           low=verdict.norm_low, high=verdict.norm_high, error=verdict.norm_error,
                                           remark=verdict.norm_error > BROKEN)
         if verdict.k != s.k:

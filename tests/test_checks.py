@@ -398,3 +398,13 @@ def test_the_rotation_check_s_error_is_rounding_that_grows_with_the_table(T, d_m
 def test_the_rotation_check_s_error_at_the_printed_sizes():
     assert 1e-16 < core.rotation_residual(3, 24, 32) < 1e-14
     assert 1e-14 < core.rotation_residual(3, 2048, 1024) < 1e-12
+
+
+def test_a_mistake_that_keeps_every_row_s_length_says_one_length():
+    """The split layout permutes coordinates: every row keeps √(d_model/2) = 4, and "the rows measure 4.0000 to
+    4.0000" said one number as a range."""
+    view = LiveChecks(ExplorerState(lang="en", mistake="split_layout"))
+    assert "every row measures 4.0000" in view.norm.object and " to " not in view.norm.object
+    assert np.allclose(np.linalg.norm(table_by_hand(24, 32, 10_000), axis=1), 4.0)
+    view = LiveChecks(ExplorerState(lang="en", mistake="sin_only"))
+    assert "the rows measure 0.0000 to" in view.norm.object

@@ -245,3 +245,12 @@ def test_every_figure_and_source_is_named_and_listed():
     assert all(names) and len(set(names)) == len(names)
     assert {"qk_terms", "pp_by_start", "score_terms_plot", "score_pp_plot"} <= set(names)
     assert set(names) <= set(re.findall(r"`([a-z_]+)`", README))
+
+
+def test_aligned_heads_say_one_value_for_every_start():
+    """With aligned heads p·p is the same for every start: "from −4.954 to −4.954" said it as a range."""
+    section = WhatScoresSee(ExplorerState(lang="en", heads="aligned"))
+    starts, pp = section.pp_by_start()
+    assert starts.size > 1 and np.ptp(pp) < 1e-9
+    assert section.live_values()["pp_range"] == f"they all give {pp[0]:.3f}".replace("-", "\u2212")
+    assert " to " in WhatScoresSee(ExplorerState(lang="en", heads="random")).live_values()["pp_range"]

@@ -184,7 +184,10 @@ class WhatScoresSee(LessonSection):
         starts, pp = self.pp_by_start()
         # The state keeps |k| <= T - 1, so there is always at least one start (m = 0 or m = T - 1).
         if starts.size > 1:
-            values["pp_range"] = text(s.lang, "pp_range", low=number(pp.min(), 3), high=number(pp.max(), 3))
+            low, high = number(pp.min(), 3), number(pp.max(), 3)
+            # Aligned heads make every start give one value: "from −4.954 to −4.954" said it twice.
+            values["pp_range"] = (text(s.lang, "pp_range", low=low, high=high) if low != high
+                                  else text(s.lang, "pp_all_same", value=low))
             values["dots_level"] = text(s.lang, "pp_dots_level", n=starts.size)
         else:
             values["pp_range"] = text(s.lang, "pp_one_start", value=number(pp[0], 3))
