@@ -330,6 +330,8 @@ ES: dict[str, str] = {
     "fingerprint_legend_pos": "aguja en pos",
     "fingerprint_legend_near": "aguja en la más cercana",
     "fingerprint_chosen_one": "la pareja {first} sola",
+    "fingerprint_every_pair": "todas las parejas ({pairs} en total)",
+    "fingerprint_every_pair_one": "la única pareja que hay (d_model = 2)",
     "fingerprint_chosen_many": "las parejas {first} … {last} ({count} en total)",
     "fingerprint_far_inside": "La posición 300 está en esta tabla (T = {T}): pon pos = 3 y mira la barra de q = 300.",
     "fingerprint_far_outside": "Con T = {T} la posición 300 queda fuera de la figura, pero la fórmula no necesita T: "
@@ -776,6 +778,8 @@ EN: dict[str, str] = {
     "fingerprint_legend_pos": "hand at pos",
     "fingerprint_legend_near": "hand at the closest",
     "fingerprint_chosen_one": "pair {first} alone",
+    "fingerprint_every_pair": "every pair ({pairs} in all)",
+    "fingerprint_every_pair_one": "the one pair there is (d_model = 2)",
     "fingerprint_chosen_many": "pairs {first} … {last} ({count} in all)",
     "fingerprint_far_inside": "Position 300 is in this table (T = {T}): set pos = 3 and look at the bar of q = 300.",
     "fingerprint_far_outside": "With T = {T} position 300 lies outside the figure, but the formula does not need T: "

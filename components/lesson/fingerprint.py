@@ -273,7 +273,8 @@ class Fingerprint(LessonSection):
             "chosen_pairs": text(s.lang, "fingerprint_chosen_one", first=s.pairs_from) if s.pairs_from == s.pairs_to
             else text(s.lang, "fingerprint_chosen_many", first=s.pairs_from, last=s.pairs_to,
                       count=s.pairs_to - s.pairs_from + 1),
-            "pairs": str(last + 1),
+            "every_pair": (text(s.lang, "fingerprint_every_pair", pairs=last + 1) if last > 0
+                           else text(s.lang, "fingerprint_every_pair_one")),
             "pos": str(s.pos),
             "T": str(s.T),
             "nearest_q": "—" if nearest is None else str(nearest[0]),
