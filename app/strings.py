@@ -1036,5 +1036,10 @@ def text(lang: str, key: str, **values: object) -> str:
     template = TABLES[lang][key]
     if not values:
         return template
-    return template.format(**{name: _Number(value) if isinstance(value, numbers.Real) and not isinstance(value, bool)
-                              else value for name, value in values.items()})
+    filled = template.format(**{name: _Number(value) if isinstance(value, numbers.Real) and not isinstance(value, bool)
+                                else value for name, value in values.items()})
+    # A range of positions "0 … {last}" with last = 0 (a one-row table) is the one position.
+    return _EMPTY_RANGE.sub("0", filled)
+
+
+_EMPTY_RANGE = re.compile(r"(?<![\d.−-])0 … 0(?![\d.])")

@@ -224,3 +224,12 @@ def test_printed_negative_numbers_in_notices_and_descriptions_carry_a_minus_sign
 
     assert ScoreAsClocks(ExplorerState(lang="en", k=-23)).describe().startswith("S(\u221223) = ")
     assert "S(\u22125) = " in GramMatrix(ExplorerState(lang="es", k=-5)).describe()
+
+
+def test_a_range_of_one_position_is_that_position():
+    """A one-row table (T = 1) printed "m, n = 0 … 0" and "(0 … 0)"."""
+    assert text("en", "rope_window", last=0) == "m, n = 0"
+    assert text("es", "rope_window", last=0) == "m, n = 0"
+    assert text("en", "rope_window", last=10) == "m, n = 0 … 10"
+    assert text("en", "check_target_inside", target=0, last=0).endswith("(0).")
+    assert text("en", "check_target_inside", target=10, last=10).endswith("(0 … 10).")
