@@ -84,6 +84,8 @@ def render(markdown: str) -> Passage:
         if _TOKEN_RE.search(formula):
             raise ValueError(f"a live number ({{{{…}}}}) cannot stand inside a formula: {html.unescape(formula)!r}")
     body = _TOKEN_RE.sub(lambda m: f'<span class="pe-num" data-key="{keys[int(m.group(1))]}"></span>', body)
+    # "99.99 %" on one line: the sign stays with its number.
+    body = body.replace('></span> %', '></span>\u00a0%')
     # A typeset formula is a box the browser may break after, which left "." or "," at the start of a line.
     body = _FORMULA_AND_PUNCTUATION.sub(r'<span class="pe-glue">\1</span>', body)
     return Passage(html=body.strip(), keys=tuple(keys))

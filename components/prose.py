@@ -39,6 +39,7 @@ PROSE_CSS = """
 .pe-prose.pe-raw-tex .math { visibility: visible; }
 .pe-prose .katex { font-size: 1.1em; }
 .pe-prose .pe-num { font-variant-numeric: tabular-nums; font-weight: 600; white-space: nowrap; }
+.pe-prose .pe-num.pe-phrase { white-space: normal; }
 .pe-prose .pe-glue { white-space: nowrap; }
 .pe-prose table { border-collapse: collapse; margin: 0.5em 0; }
 .pe-prose th, .pe-prose td { border: 1px solid var(--pe-t-rule, #ccc); padding: 0.2em 0.6em; text-align: right; }
@@ -91,6 +92,9 @@ class Prose(PlainJSComponent):
         for (const el of box.querySelectorAll(".pe-num")) {
           const v = values[el.dataset.key];
           el.textContent = v === undefined ? "" : String(v);
+          // A phrase ("between tokens 12 and 13 (at 12.50)") wraps like the words around it; a number or a
+          // short value stays whole (its thousands are apart by narrow no-break spaces, not by " ").
+          el.classList.toggle("pe-phrase", el.textContent.split(" ").length > 2);
         }
       };
       // KaTeX (~140 KB with its fonts) is fetched once a passage with a formula comes near the screen,

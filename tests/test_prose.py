@@ -140,3 +140,9 @@ def test_punctuation_after_a_formula_stays_on_its_line():
     assert '<span class="pe-glue"><span class="math inline">\\cos 0 = 1</span>.</span>' in html
     assert '<span class="pe-glue"><span class="math inline">x</span>,</span>' in html
     assert html.count("pe-glue") == 2  # "$y$ alone" has nothing to keep with it
+
+
+def test_a_percent_sign_stays_with_its_live_number():
+    from app.prose import render
+
+    assert '<span class="pe-num" data-key="share"></span>\u00a0%' in render("it is {{share}} %.").html
