@@ -81,7 +81,7 @@ class Fingerprint(LessonSection):
         self.distances = ColumnDataSource(name="fingerprint_distances", data={"q": [], "distance": []})
         self.marks = ColumnDataSource(name="fingerprint_marks", data={"q": [], "distance": [], "label": [],
                                                                       "marker": [], "color": [], "align": [],
-                                                                      "dx": []})
+                                                                      "dx": [], "label_y": []})
         self.dials = ColumnDataSource(name="fingerprint_dials", data={
             "pair": [], "cx": [], "label": [], "pos_x": [], "pos_y": [], "near_x": [], "near_y": []})
         self.dials_frame = ColumnDataSource(name="fingerprint_dials_frame",
@@ -97,17 +97,22 @@ class Fingerprint(LessonSection):
         self.max_line = Span(dimension="width", location=8, line_color=COLORS["ink"], line_width=2,
                              line_dash="dotted", name="fingerprint_max_line")
         self.max_label = Label(x=-0.5, y=8, text="", text_font_size=LABEL_SIZE, x_offset=8,
-                               y_offset=-26, name="fingerprint_max_label", text_color=COLORS["ink"])
+                               y_offset=4, name="fingerprint_max_label", text_color=COLORS["ink"],
+                               background_fill_color="white", background_fill_alpha=0.85)
         self.pos_label = Label(x=0, y=8, text="", text_font_size=LABEL_SIZE, text_color=COLORS["pos"], x_offset=6,
                                y_offset=4, level=MOVING, name="fingerprint_pos_label")
         for model in (self.pos_line, self.max_line, self.max_label, self.pos_label):
             self.plot.add_layout(model)
+        # The closest position's label floats above every bar (it covered the bars beside q), joined to its
+        # diamond by a dotted leader.
+        self.plot.segment(x0="q", y0="distance", x1="q", y1="label_y", source=self.marks, line_color="color",
+                          line_width=2, line_dash="dotted", level=MOVING, name="fingerprint_marks_leader")
         self.plot.scatter(x="q", y="distance", marker="marker", color="color", size=18, line_color="white",
                           source=self.marks, level=MOVING, name="fingerprint_marks_glyph")
         # An annotation added after the pos line, so that where they meet its box is drawn over the line.
-        self.plot.add_layout(LabelSet(x="q", y="distance", text="label", source=self.marks,
+        self.plot.add_layout(LabelSet(x="q", y="label_y", text="label", source=self.marks,
                                       text_font_size=LABEL_SIZE, text_color="color", text_align="align",
-                                      x_offset="dx", y_offset=-8, text_baseline="bottom",
+                                      x_offset="dx", y_offset=0, text_baseline="middle",
                                       background_fill_color="white", background_fill_alpha=0.85,
                                       level=MOVING, name="fingerprint_marks_text"))
         self.plot.add_tools(HoverTool(renderers=[bars], tooltips=[("q", "@q"),
@@ -199,7 +204,11 @@ class Fingerprint(LessonSection):
         top = 2.0 * math.sqrt(s.pairs_to - s.pairs_from + 1)
         with pn.io.hold():
             send_changes(self.distances, {"q": np.arange(s.T), "distance": distances})
-            rows = [(s.pos, 0.0, "", "inverted_triangle", COLORS["pos"], "left", 12)]
+            rows = [(s.pos, 0.0, "", "inverted_triangle", COLORS["pos"], "left", 12, 0.0)]
+            # Above the tallest bar, by a tenth of the scale (the label's half height at the figure's size); when
+            # that reaches the maximum's line, a row above the line's own labels.
+            above = float(distances.max()) + 0.1 * top
+            above = above if above <= 0.85 * top else 1.24 * top
             if nearest is not None:
                 q, d = nearest
                 # The label reads away from pos, unless the figure's edge on that side is too close to
@@ -207,15 +216,17 @@ class Fingerprint(LessonSection):
                 room = q if q < s.pos else s.T - 1 - q
                 left = (q < s.pos) == (room >= 0.25 * s.T)
                 rows.append((q, d, text(lang, "fingerprint_nearest_label", q=q, distance=short(d)), "diamond",
-                             COLORS["target"], "right" if left else "left", -12 if left else 12))
+                             COLORS["target"], "right" if left else "left", -12 if left else 12, above))
             send_changes(self.marks, {name: [row[j] for row in rows] for j, name in
-                                      enumerate(("q", "distance", "label", "marker", "color", "align", "dx"))})
+                                      enumerate(("q", "distance", "label", "marker", "color", "align", "dx",
+                                                 "label_y"))})
             self.pos_line.location = s.pos
-            self.plot.y_range.update(start=0, end=top * 1.12)
+            self.plot.y_range.update(start=0, end=top * (1.36 if above > top else 1.14))
             self.max_line.location = top
             # The maximum's label sits at the edge away from pos, so the dashed pos line never crosses it;
             # the pos label reads away from the nearer edge, so it is never cut off.
             right = s.pos >= (s.T - 1) / 2
+            # Above its line, as the pos label: below it, it lay over the tallest bars.
             self.max_label.update(x=-0.5 if right else s.T - 0.5, text_align="left" if right else "right",
                                   x_offset=8 if right else -8, y=top,
                                   text=text(lang, "fingerprint_max_label", value=short(top)))
