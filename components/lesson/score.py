@@ -101,8 +101,11 @@ class WhatScoresSee(LessonSection):
                     level=MOVING, name="score_pp_here")
         fig.xaxis.axis_label = text(lang, "score_pp_x")
         fig.yaxis.axis_label = text(lang, "score_pp_y")
-        fig.legend.location = "top_right"
-        fig.legend.label_text_font_size = LABEL_SIZE
+        # Below the figure: inside, it hid dots (at 512 × 512 the largest p·p, which the text quotes).
+        [legend] = fig.legend
+        fig.center.remove(legend)
+        legend.update(orientation="horizontal", label_text_font_size=LABEL_SIZE)
+        fig.add_layout(legend, "below")
         detach_legends(fig)
         style_figure(fig, counts="x")
 

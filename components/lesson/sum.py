@@ -91,7 +91,8 @@ class SumOrConcatenate(LessonSection):
                                name="sum_reserved_dots")
         fig.add_layout(Legend(items=[LegendItem(label={"field": "legend"}, renderers=[summed]),
                                      LegendItem(label={"field": "legend"}, renderers=[reserved])],
-                              location="top_left", label_text_font_size=TICK_SIZE, name="sum_ladder_legend"))
+                              orientation="horizontal", label_text_font_size=TICK_SIZE, name="sum_ladder_legend"),
+                       "below")  # inside, it hid the last concatenated pairs at the paper's sizes
         self._legend_rows = detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "sum_ladder_x")
         fig.yaxis.axis_label = text(lang, "sum_ladder_y")
