@@ -40,6 +40,11 @@ PART_COLORS = {"shared": "#CC79A7", "meaning": COLORS["bar"], "position": COLORS
 PART_HATCH = {"shared": "/", "meaning": " ", "position": " "}
 
 
+
+def baseline_away(value: float) -> str:
+    """A level's label baseline: above its line when the line is at or above zero, below it otherwise."""
+    return "bottom" if value >= 0 else "top"
+
 class SumOrConcatenate(LessonSection):
     """x = e + PE shares the width; [e; PE] splits it. The costs and gains of each, in numbers."""
 
@@ -198,13 +203,16 @@ class SumOrConcatenate(LessonSection):
         summed = float(core.relative_scores(s.k, s.d_model, s.base))
         concatenated = float(core.concatenated_scores(s.k, s.reserve, s.base))
         x0, x1 = -0.5, max(s.T - 1, 1) + 0.5
+        nearest = min(summed, concatenated, key=abs)  # the level line closest to zero's: its label looks away
         levels = {
             "kind": ["sum", "concat", "zero"], "y": [summed, concatenated, 0.0],
             "x0": [x0] * 3, "x1": [x1] * 3,
             # Three labels that may sit close together: the sum's at the right, the concatenation's at the
-            # left, both above their lines; the zero line's at the right, under it.
-            "x": [x1, x0, x1], "align": ["right", "left", "right"], "baseline": ["bottom", "bottom", "top"],
-            "y_offset": [-4, -4, 4],
+            # left, each on the far side of its line from zero (a label of −0.990 above its line read as the zero
+            # line's); the zero line's at the right, on the side away from the level line nearest to it.
+            "x": [x1, x0, x1], "align": ["right", "left", "right"],
+            "baseline": [baseline_away(summed), baseline_away(concatenated), baseline_away(-nearest)],
+            "y_offset": [-4 if value >= 0 else 4 for value in (summed, concatenated, -nearest)],
             "label": [text(s.lang, "sum_level_sum", k=s.k, value=summed),
                       text(s.lang, "sum_level_concat", k=s.k, value=concatenated),
                       text(s.lang, "sum_level_zero")],
