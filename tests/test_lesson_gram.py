@@ -127,3 +127,11 @@ def test_gram_page_follows_the_keyboard(page, app_url, console_errors):
     assert marks["distance"][1] == pytest.approx(distance_by_hand(0, 4, 32, 1e4), abs=1e-9)
     assert page.evaluate("window.__gramSends") == 0
     assert console_errors == []
+
+
+def test_at_k_0_the_two_marks_are_one_point_with_one_label():
+    """pos and pos + k coincide at k = 0 (always at T = 1): two labels were printed one over the other."""
+    section = GramMatrix(ExplorerState(lang="en", T=1))
+    assert section.distance_marks.data["q"] == [0] and len(section.distance_marks.data["label"]) == 1
+    section.state.param.update(T=24, k=3)
+    assert section.distance_marks.data["q"] == [0, 3]

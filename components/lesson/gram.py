@@ -171,7 +171,7 @@ class GramMatrix(LessonSection):
             send_changes(self.marks, {"p": np.array([s.pos], dtype=np.float64),
                                       "q": np.array([target if inside else np.nan], dtype=np.float64)})
             points = [(s.pos, 0.0, text(s.lang, "gram_mark_pos", q=s.pos))]
-            if inside:
+            if inside and target != s.pos:  # at k = 0 the two marks are one point: one label, not two in one place
                 value = float(core.encoding_distances(s.pos, target, s.d_model, s.base))
                 points.append((target, value, text(s.lang, "gram_mark_target", q=target, value=value)))
             # Labels lean away from the edges of the plot.
