@@ -133,5 +133,6 @@ def test_at_k_0_the_two_marks_are_one_point_with_one_label():
     """pos and pos + k coincide at k = 0 (always at T = 1): two labels were printed one over the other."""
     section = GramMatrix(ExplorerState(lang="en", T=1))
     assert section.distance_marks.data["q"] == [0] and len(section.distance_marks.data["label"]) == 1
-    section.state.param.update(T=24, k=3)
+    section.state.T = 24
+    section.state.k = 3
     assert section.distance_marks.data["q"] == [0, 3]
