@@ -141,7 +141,8 @@ ES: dict[str, str] = {
     "block_caption_matrix": "M_{k}, pareja {pair}",
     "block_caption_pos": "PE en {pos}",
     "block_caption_target": "PE en {target}",
-    "block_check": "Con la fórmula, PE en {target} = ({sin}, {cos}): a {error:.1e} del producto.",
+    "block_check": ("Calculada directamente con la fórmula, la pareja en pos + k = {target} es ({sin}, {cos}): "
+                    "difiere del producto en {error:.1e}."),
     # Section 3: score vs distance
     "distance_title": "La puntuación solo depende de la distancia",
     "distance_plot_title": "S(k) = Σ cos(ωᵢ·k) = PE_p · PE_p+k",
@@ -597,7 +598,8 @@ EN: dict[str, str] = {
     "block_caption_matrix": "M_{k}, pair {pair}",
     "block_caption_pos": "PE at {pos}",
     "block_caption_target": "PE at {target}",
-    "block_check": "By the formula, PE at {target} = ({sin}, {cos}): {error:.1e} from the product.",
+    "block_check": ("Straight from the formula, the pair at pos + k = {target} is ({sin}, {cos}): it differs from "
+                    "the product by {error:.1e}."),
     "distance_title": "The score depends on distance only",
     "distance_plot_title": "S(k) = Σ cos(ωᵢ·k) = PE_p · PE_p+k",
     "distance_x": "offset k",
