@@ -58,7 +58,7 @@ class SectionProse:
         return {key for part in self.parts.values() for key in part.keys}
 
 
-_FORMULA_AND_PUNCTUATION = re.compile(r'(<span class="math inline">[^<]*</span>[.,;:!?)\]»”]+)')
+_FORMULA_AND_PUNCTUATION = re.compile(r'([(\[«“¿¡]*)(<span class="math inline">[^<]*</span>)([.,;:!?)\]»”]*)')
 
 
 def _markdown() -> MarkdownIt:
@@ -87,7 +87,8 @@ def render(markdown: str) -> Passage:
     # "99.99 %" on one line: the sign stays with its number.
     body = body.replace('></span> %', '></span>\u00a0%')
     # A typeset formula is a box the browser may break after, which left "." or "," at the start of a line.
-    body = _FORMULA_AND_PUNCTUATION.sub(r'<span class="pe-glue">\1</span>', body)
+    body = _FORMULA_AND_PUNCTUATION.sub(
+        lambda m: f'<span class="pe-glue">{m.group(0)}</span>' if m.group(1) or m.group(3) else m.group(0), body)
     return Passage(html=body.strip(), keys=tuple(keys))
 
 

@@ -40,7 +40,7 @@ PROSE_CSS = """
 .pe-prose .katex { font-size: 1.1em; }
 .pe-prose .pe-num { font-variant-numeric: tabular-nums; font-weight: 600; white-space: nowrap; }
 .pe-prose .pe-num.pe-phrase { white-space: normal; }
-.pe-prose .pe-glue { white-space: nowrap; }
+.pe-prose .pe-glue, .pe-prose code { white-space: nowrap; }
 .pe-prose table { border-collapse: collapse; margin: 0.5em 0; }
 .pe-prose th, .pe-prose td { border: 1px solid var(--pe-t-rule, #ccc); padding: 0.2em 0.6em; text-align: right; }
 .pe-prose code { font-size: 0.95em; background: var(--pe-t-code-bg, #f3f3f3); padding: 0 0.2em; border-radius: 3px; }

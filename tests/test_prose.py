@@ -140,6 +140,8 @@ def test_punctuation_after_a_formula_stays_on_its_line():
     assert '<span class="pe-glue"><span class="math inline">\\cos 0 = 1</span>.</span>' in html
     assert '<span class="pe-glue"><span class="math inline">x</span>,</span>' in html
     assert html.count("pe-glue") == 2  # "$y$ alone" has nothing to keep with it
+    # An opening bracket stays with the formula after it ("miden 1 (" ended a line on /shift, es).
+    assert '<span class="pe-glue">(<span class="math inline">a</span></span>' in render("uno ($a$ dos").html
 
 
 def test_a_percent_sign_stays_with_its_live_number():
