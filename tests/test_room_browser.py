@@ -128,6 +128,16 @@ def heading_at_top(page, slug: str) -> bool:
     return top is not None and abs(top) <= 3
 
 
+def joined(teacher, student, url: str) -> None:
+    """The teacher opens ``url`` and starts a room (in English); the student opens its join link."""
+    teacher.goto(url)
+    wait_until(lambda: plots_drawn(teacher, 1), timeout=40, message="the teacher's page was not drawn")
+    teacher.get_by_role("button", name=text("en", "room_start")).click()
+    link = wait_until(lambda: model_property(teacher, "room_link", "text"), message="no join link")
+    student.goto(link)
+    wait_until(lambda: plots_drawn(student, 1), timeout=40, message="the student's page was not drawn")
+
+
 def test_a_follower_follows_the_teachers_section_and_page(browser, app_url):
     teacher = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US").new_page()
     student = browser.new_context(viewport={"width": 1280, "height": 800}, locale="es-ES").new_page()
@@ -136,12 +146,7 @@ def test_a_follower_follows_the_teachers_section_and_page(browser, app_url):
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     try:
-        teacher.goto(f"{app_url}/?lang=en")
-        wait_until(lambda: plots_drawn(teacher, 1), timeout=40, message="the teacher's page was not drawn")
-        teacher.get_by_role("button", name=text("en", "room_start")).click()
-        link = wait_until(lambda: model_property(teacher, "room_link", "text"), message="no join link")
-        student.goto(link)
-        wait_until(lambda: plots_drawn(student, 1), timeout=40, message="the student's page was not drawn")
+        joined(teacher, student, f"{app_url}/?lang=en")
         assert model_property(student, "room_box", "mode") == "following"
 
         # The teacher goes to a later section (the table of contents scrolls the page there).
@@ -188,12 +193,7 @@ def test_a_follower_of_a_presenting_teacher_reads_each_slide_at_reading_size(bro
     for page in (teacher, student):
         page.on("pageerror", lambda error: errors.append(str(error)))
     try:
-        teacher.goto(f"{app_url}/hands?lang=en&present=1&theme=dark")
-        wait_until(lambda: plots_drawn(teacher, 1), timeout=40, message="the teacher's slide was not drawn")
-        teacher.get_by_role("button", name=text("en", "room_start")).click()
-        link = wait_until(lambda: model_property(teacher, "room_link", "text"), message="no join link")
-        student.goto(link)
-        wait_until(lambda: plots_drawn(student, 1), timeout=40, message="the student's page was not drawn")
+        joined(teacher, student, f"{app_url}/hands?lang=en&present=1&theme=dark")
         wait_until(lambda: model_property(student, "room_box", "mode") == "following", timeout=20)
         # (unset, or "0" and "light", depending on whether the page's look has arrived)
         looks = "() => [document.documentElement.dataset.pePresent === '1', document.documentElement.dataset.peTheme]"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import panel as pn
@@ -89,6 +89,18 @@ class LessonSection(pn.viewable.Viewer):
     def note_box(self, name: str) -> LiveHTML:
         """An empty box for a sentence in the notes' type, named ``<slug>_<name>_note``."""
         return LiveHTML(name=f"{self.slug}_{name}_note", css=NOTE_CSS, sizing_mode="stretch_width")
+
+    def note_in_place_of(self, part: str, name: str, sentence: Callable[[], str], on: Sequence[str]) -> LiveHTML:
+        """A ``note_box`` shown in place of passage ``part`` whenever ``sentence()`` says something (a passage
+        that does not apply to the current sizes), kept up to date as the state's ``on`` change."""
+        note = self.note_box(name)
+
+        def show(*_events: object) -> None:
+            self.passage_or_note(part, note, sentence())
+
+        self.state.param.watch(show, list(on))
+        show()
+        return note
 
     def passage_or_note(self, part: str, note: LiveHTML, sentence: str) -> None:
         """Passage ``part``, or, when ``sentence`` is given, that sentence in ``note`` in its place (a passage

@@ -23,13 +23,9 @@ class ClocksSection(LessonSection):
         super().__init__(state, **params)
         self.view = PairClocks(state)
         # In place of the "play" passage at T = 1: a single position, so neither pos nor k can move.
-        self.one_position_note = self.note_box("one_position")
-        state.param.watch(self._show_play, ["T", "lang"])
-        self._show_play()
-
-    def _show_play(self, *_events: object) -> None:
-        one = self.state.T == 1
-        self.passage_or_note("play", self.one_position_note, text(self.state.lang, "hands_one_position") if one else "")
+        self.one_position_note = self.note_in_place_of(
+            "play", "one_position", lambda: text(state.lang, "hands_one_position") if state.T == 1 else "",
+            on=("T", "lang"))
 
     def live_values(self) -> dict[str, str]:
         s = self.state

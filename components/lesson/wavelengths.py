@@ -24,13 +24,9 @@ class LadderSection(LessonSection):
         super().__init__(state, **params)
         self.view = WavelengthLadder(state)
         # In place of the "steps" passage at d_model = 2: one pair has no later pair and no ladder to climb.
-        self.steps_note = self.note_box("steps")
-        state.param.watch(self._show_steps, ["d_model", "lang"])
-        self._show_steps()
-
-    def _show_steps(self, *_events: object) -> None:
-        one = self.state.d_model == 2
-        self.passage_or_note("steps", self.steps_note, text(self.state.lang, "wavelengths_one_pair") if one else "")
+        self.steps_note = self.note_in_place_of(
+            "steps", "steps", lambda: text(state.lang, "wavelengths_one_pair") if state.d_model == 2 else "",
+            on=("d_model", "lang"))
 
     def live_values(self) -> dict[str, str]:
         s = self.state
