@@ -23,7 +23,7 @@ from components.distance import ScoreCurve
 from components.ladder import WavelengthLadder
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
-from components.theme import COLORS, level_line, style_figure
+from components.theme import COLORS, TICK_SIZE, level_line, style_figure
 
 
 def norms_data(T: int, d_model: int, base: float, mistake: str) -> dict[str, np.ndarray]:
@@ -58,6 +58,7 @@ class CommonMistakes(LessonSection):
                     line_color=COLORS["target"], line_width=2, legend_label=text(lang, "mistake_norms_line"),
                     name="mistake_norms_dots")
         fig.legend.location = "bottom_right"
+        fig.legend.label_text_font_size = TICK_SIZE  # Bokeh's default, 13px, is the page's smallest text
         detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "mistake_norms_x")
         fig.yaxis.axis_label = text(lang, "mistake_norms_y")
