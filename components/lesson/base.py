@@ -56,6 +56,7 @@ class LessonSection(pn.viewable.Viewer):
         super().__init__(state=state, **params)
         self.prose: SectionProse = section_prose(self.slug, state.lang)
         self._passages: dict[str, Prose] = {}
+        self._notes: list[LiveHTML] = []
         self._layout: pn.viewable.Viewable | None = None
         self._drawn_from: dict[str, tuple] = {}
         if self.live_on:
@@ -88,7 +89,9 @@ class LessonSection(pn.viewable.Viewer):
 
     def note_box(self, name: str) -> LiveHTML:
         """An empty box for a sentence in the notes' type, named ``<slug>_<name>_note``."""
-        return LiveHTML(name=f"{self.slug}_{name}_note", css=NOTE_CSS, sizing_mode="stretch_width")
+        note = LiveHTML(name=f"{self.slug}_{name}_note", css=NOTE_CSS, sizing_mode="stretch_width")
+        self._notes.append(note)
+        return note
 
     def note_in_place_of(self, part: str, name: str, sentence: Callable[[], str], on: Sequence[str]) -> LiveHTML:
         """A ``note_box`` shown in place of passage ``part`` whenever ``sentence()`` says something (a passage
@@ -192,7 +195,7 @@ class LessonSection(pn.viewable.Viewer):
 
     def is_text(self, part: pn.viewable.Viewable) -> bool:
         """Whether ``part`` is one of the section's passages or sentence boxes (``note_box``)."""
-        return part in self._passages.values() or (isinstance(part, LiveHTML) and part.name.endswith("_note"))
+        return any(part is box for box in (*self._passages.values(), *self._notes))
 
     def __panel__(self) -> pn.viewable.Viewable:
         if self._layout is None:

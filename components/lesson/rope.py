@@ -31,7 +31,7 @@ from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMappe
 from bokeh.plotting import figure
 
 from app import core
-from app.strings import minus_sign, number, text
+from app.strings import number, text
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
@@ -268,7 +268,7 @@ class RotaryPosition(LessonSection):
         m, n = s.pos, s.target
         key = ("rope_ring_table" if not 0 <= n < s.T else
                "rope_ring_corner" if max(m, n) >= count else "rope_ring_inside")
-        return minus_sign(text(s.lang, key, m=m, n=n, count=count, last=s.T - 1))
+        return text(s.lang, key, m=m, n=n, count=count, last=s.T - 1)  # numbers printed with a true minus
 
     def layout(self) -> list[pn.viewable.Viewable]:
         return [self.passage("intro"), self.passage("compare"), self.one_cell_note, self.control_panel(),

@@ -40,10 +40,11 @@ PART_COLORS = {"shared": "#CC79A7", "meaning": COLORS["bar"], "position": COLORS
 PART_HATCH = {"shared": "/", "meaning": " ", "position": " "}
 
 
+def label_side(value: float) -> tuple[str, int]:
+    """Where a level's label sits: (baseline, y offset) above its line when the line is at or above zero,
+    below it otherwise."""
+    return ("bottom", -4) if value >= 0 else ("top", 4)
 
-def baseline_away(value: float) -> str:
-    """A level's label baseline: above its line when the line is at or above zero, below it otherwise."""
-    return "bottom" if value >= 0 else "top"
 
 class SumOrConcatenate(LessonSection):
     """x = e + PE shares the width; [e; PE] splits it. The costs and gains of each, in numbers."""
@@ -204,6 +205,7 @@ class SumOrConcatenate(LessonSection):
         concatenated = float(core.concatenated_scores(s.k, s.reserve, s.base))
         x0, x1 = -0.5, max(s.T - 1, 1) + 0.5
         nearest = min(summed, concatenated, key=abs)  # the level line closest to zero's: its label looks away
+        sides = [label_side(summed), label_side(concatenated), label_side(-nearest)]
         levels = {
             "kind": ["sum", "concat", "zero"], "y": [summed, concatenated, 0.0],
             "x0": [x0] * 3, "x1": [x1] * 3,
@@ -211,8 +213,7 @@ class SumOrConcatenate(LessonSection):
             # left, each on the far side of its line from zero (a label of −0.990 above its line read as the zero
             # line's); the zero line's at the right, on the side away from the level line nearest to it.
             "x": [x1, x0, x1], "align": ["right", "left", "right"],
-            "baseline": [baseline_away(summed), baseline_away(concatenated), baseline_away(-nearest)],
-            "y_offset": [-4 if value >= 0 else 4 for value in (summed, concatenated, -nearest)],
+            "baseline": [side[0] for side in sides], "y_offset": [side[1] for side in sides],
             "label": [text(s.lang, "sum_level_sum", k=s.k, value=summed),
                       text(s.lang, "sum_level_concat", k=s.k, value=concatenated),
                       text(s.lang, "sum_level_zero")],
