@@ -56,7 +56,7 @@ class BokehClient:
         """
         if not self.host.startswith("127.") and self.host != "localhost":
             raise ValueError("the benchmark only talks to loopback addresses")
-        session_id = generate_session_id(secret_key=None, signed=False)
+        self.session_id = session_id = generate_session_id(secret_key=None, signed=False)
         token = generate_jwt_token(session_id, secret_key=None, signed=False,
                                    extra_payload={"headers": {"Accept-Language": "en"}, "cookies": {}})
         ws_path = self.path.rstrip("/") + "/ws"

@@ -15,7 +15,12 @@ rebuild them; this module restyles the models a page already has:
   ``PRESENT_MIN_FONT_PX`` px (about twice the reading size), every line of a
   glyph at least ``PRESENT_MIN_LINE`` px wide, and the figures (their fixed
   sizes, or the width a stretching one may reach) grow by ``PRESENT_GROWTH``
-  to carry the larger type.
+  to carry the larger type, but no larger than the browser's window
+  (``FigureStyler.fit``, told by the page when it knows the window's size): on a
+  1280 × 720 projector a figure grown to 900 px was taller than the screen. A
+  figure keeps its shape (a fixed width shrinks with its height) and never goes
+  below its reading size. A size a view sets later (a figure that grows with its
+  rows) is presented the same way.
 
 ``FigureStyler`` does it for a whole session: once for the page's first
 render, and again for every part a page adds later (a lesson section built
@@ -28,6 +33,7 @@ from __future__ import annotations
 import colorsys
 import re
 import weakref
+from dataclasses import dataclass, replace
 from weakref import WeakKeyDictionary, WeakSet
 
 from bokeh.colors import named
@@ -59,6 +65,44 @@ PRESENT_GROWTH = 1.5
 LEGEND_GAPS = ("spacing", "label_standoff", "glyph_width", "glyph_height", "padding")
 #: The least gap (px) between two entries of a presented legend.
 PRESENT_LEGEND_SPACING = 18
+
+#: Room (px) a presented figure leaves in the browser's window, above and below it or beside it.
+PRESENT_WINDOW_MARGIN = 40
+
+
+@dataclass(frozen=True)
+class ReadingSize:
+    """A figure's size as its view set it, in px (``None``: not set)."""
+
+    width: int | None
+    height: int | None
+    max_width: int | None
+    #: Whether ``width`` is the figure's width on screen (else it stretches, up to ``max_width`` if set).
+    fixed: bool
+
+    @classmethod
+    def of(cls, plot: Plot) -> ReadingSize:
+        return cls(plot.width, plot.height, plot.max_width, plot.sizing_mode in (None, "fixed", "stretch_height"))
+
+    def scale(self, window: tuple[int, int] | None) -> float:
+        """How much the figure grows in presentation mode: ``PRESENT_GROWTH``, less where it would not fit
+        ``window`` (width, height; ``None``: not known yet) with ``PRESENT_WINDOW_MARGIN`` to spare; never
+        below 1 (the reading size)."""
+        scale = PRESENT_GROWTH
+        if window is not None:
+            room_width, room_height = (max(side - PRESENT_WINDOW_MARGIN, 1) for side in window)
+            if self.height:
+                scale = min(scale, room_height / self.height)
+            if self.width and self.fixed:
+                scale = min(scale, room_width / self.width)
+        return max(scale, 1.0)
+
+    def presented(self, window: tuple[int, int] | None) -> dict[str, int]:
+        """The sizes to set for presentation mode in ``window``: every one set, scaled together (a fixed
+        figure keeps its shape; a stretching one's bound grows as a fixed width would)."""
+        scale = self.scale(window)
+        sizes = {"height": self.height, "width": self.width if self.fixed else None, "max_width": self.max_width}
+        return {name: round(size * scale) for name, size in sizes.items() if size}
 
 _SIZE = re.compile(r"^\s*([0-9.]+)\s*(px|pt|em|rem)?\s*$")
 _PX_PER = {"px": 1.0, "pt": 4 / 3, "em": 16.0, "rem": 16.0, None: 1.0}
@@ -165,13 +209,7 @@ def restyle_model(model: Model, *, dark: bool, present: bool) -> None:
             setattr(model, name, round(getattr(model, name) * PRESENT_GROWTH))
         model.spacing = max(model.spacing, PRESENT_LEGEND_SPACING)
     if present and isinstance(model, Plot):
-        for side in ("height", "width"):
-            size = getattr(model, side)
-            fixed = side == "height" or model.sizing_mode in (None, "fixed", "stretch_height")
-            if size and fixed:
-                setattr(model, side, round(size * PRESENT_GROWTH))
-        if model.max_width:  # a figure that stretches up to a width grows as a fixed one does
-            model.max_width = round(model.max_width * PRESENT_GROWTH)
+        # The figure's own size: FigureStyler.present_size, which knows the window.
         for border in ("min_border_left", "min_border_bottom"):
             if getattr(model, border):
                 setattr(model, border, round(getattr(model, border) * PRESENT_GROWTH))
@@ -189,6 +227,11 @@ class FigureStyler:
         self.done: WeakSet[Model] = WeakSet()
         #: Colours this styler put into sources (see ``_data_colors``).
         self.produced: set[str] = set()
+        #: Presentation mode: each figure's size as its view set it, and the browser's window (width,
+        #: height; ``None`` until the page reports it).
+        self.reading: WeakKeyDictionary[Plot, ReadingSize] = WeakKeyDictionary()
+        self.window: tuple[int, int] | None = None
+        self._sizing = False
         doc.on_change(self._on_change)
 
     @property
@@ -214,7 +257,28 @@ class FigureStyler:
                         self._data_colors(model)
                     self.done.add(model)
                     count += 1
+            if self.present:
+                self.reading[plot] = ReadingSize.of(plot)
+                self._size(plot)
         return count
+
+    def fit(self, width: int, height: int) -> None:
+        """Presentation mode: size every figure for a browser window of ``width`` × ``height`` px."""
+        window = (int(width), int(height))
+        if not self.present or window == self.window or min(window) <= 0:
+            return
+        self.window = window
+        for plot in list(self.reading):
+            self._size(plot)
+
+    def _size(self, plot: Plot) -> None:
+        self._sizing = True
+        try:
+            for name, value in self.reading[plot].presented(self.window).items():
+                if getattr(plot, name) != value:
+                    setattr(plot, name, value)
+        finally:
+            self._sizing = False
 
     def _data_colors(self, source: ColumnDataSource) -> None:
         """Colours held in a source's colour columns, mapped like the figures' own (dark theme only).
@@ -237,6 +301,12 @@ class FigureStyler:
                 and isinstance(getattr(event, "model", None), ColumnDataSource) \
                 and getattr(event, "attr", "data") == "data":
             self._data_colors(event.model)
+            return
+        # A view that sizes its figure again (one that grows with its rows) sets its reading size: present it.
+        if isinstance(event, ModelChangedEvent) and event.attr in ("width", "height", "max_width") \
+                and not self._sizing and event.model in self.reading:
+            self.reading[event.model] = replace(self.reading[event.model], **{event.attr: event.new})
+            self._size(event.model)
             return
         # Only a new root or new children of a layout can bring a new figure; a slider step changes data.
         # The event's own model is walked: while Bokeh adds a root, ``doc.models`` does not list it yet.

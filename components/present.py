@@ -30,7 +30,7 @@ from app.fastsync import one_message
 from app.state import ExplorerState, Notice
 from app.strings import minus_sign, text
 from components.animation import animation_for
-from components.figure_theme import style_figures
+from components.figure_theme import FigureStyler, style_figures
 from components.plainjs import PlainJSComponent
 from components.theme import WIDGET_STYLESHEET, LiveHTML
 
@@ -55,6 +55,8 @@ DARK_VARIABLES = {
     "--pe-t-error-bg": "#3d1518",
     "--pe-t-error-ink": "#ffd7d7",
 }
+#: The largest window side (px) a browser's report is believed for (an 8K screen is 7680 px wide).
+MAX_WINDOW_PX = 20_000
 #: The page's root font size in presentation mode: the app's type is in rem, so this doubles it.
 PRESENT_ROOT_PX = 32
 
@@ -80,6 +82,9 @@ class PageLook(PlainJSComponent):
     theme = param.String(default="light")
     present = param.Boolean(default=False)
     css = param.String(default=_LOOK_CSS)
+    window = param.List(default=[], doc="""
+        The browser window's width and height in CSS px, reported in presentation mode (the figures are
+        sized to fit it: ``FigureStyler.fit``).""")
 
     _esm = """
     export function render({ model }) {
@@ -92,9 +97,32 @@ class PageLook(PlainJSComponent):
       style.textContent = model.css;
       document.documentElement.dataset.peTheme = model.theme;
       document.documentElement.dataset.pePresent = model.present ? "1" : "0";
+      if (model.present) {
+        // Once now, and once a resize has settled (a window dragged wider sends dozens of events).
+        const report = () => {
+          const size = [window.innerWidth, window.innerHeight];
+          if (size[0] !== model.window[0] || size[1] !== model.window[1]) model.window = size;
+        };
+        let timer = 0;
+        window.addEventListener("resize", () => { clearTimeout(timer); timer = setTimeout(report, 250); });
+        report();
+      }
       return document.createElement("span");
     }
     """
+
+    def __init__(self, styler: FigureStyler | None = None, **params):
+        super().__init__(**params)
+        self._styler = styler
+
+    @param.depends("window", watch=True)
+    def _fit(self) -> None:
+        # From the browser: anything but two sizes a screen can have is ignored.
+        if self._styler is None or len(self.window) != 2 or not all(
+                type(side) is int and 0 < side <= MAX_WINDOW_PX for side in self.window):
+            return
+        with one_message():
+            self._styler.fit(*self.window)
 
 
 SWITCHES_CSS = """
@@ -192,7 +220,7 @@ def page_look(state: ExplorerState, kind: str) -> PageLook:
     styler = style_figures(pn.state.curdoc, dark=state.theme == "dark", present=state.present)
     if styler is not None:
         styler.restyle()
-    return PageLook(theme=state.theme, present=state.present, name="page_look", width=0, height=0, margin=0)
+    return PageLook(styler, theme=state.theme, present=state.present, name="page_look", width=0, height=0, margin=0)
 
 
 TOOLS_CSS = """

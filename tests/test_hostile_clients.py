@@ -267,3 +267,33 @@ def test_the_guard_checks_what_the_app_reads_and_leaves_figures_to_bokeh():
     assert event["new"] == 10 and clamped.used == 10
     with pytest.raises(Refused, match="at most"):
         check_patch(doc, {"events": [event] * 1_001})
+
+
+def test_a_window_size_is_believed_only_when_a_screen_could_have_it(server):
+    """Presentation mode sizes its figures to the window the page reports (components.present.PageLook); a
+    client may report anything: the wrong type is refused by the protocol, a size no screen has is ignored,
+    and the figures stay as they were."""
+    url, bokeh_server = server
+    host = urlparse(url)
+
+    async def scenario():
+        client = BokehClient(host.hostname, host.port, "/shift", {"lang": "en", "present": "1"})
+        await client.open(expect=("shift_matrix_plot",))
+        (session,) = [s for s in bokeh_server.get_sessions("/shift") if s.id == client.session_id]
+        doc = session.document
+        look = doc.get_model_by_name("page_look")  # its data model, which holds the parameters
+        plot = doc.get_model_by_name("shift_matrix_plot")
+        heights = []
+        for value in ([-5, 700], [0, 0], [1280, 10**9], [1, 2, 3], "1280x720", [1280.5, 720], None, [1280, 720]):
+            await send_raw(client, [{"kind": "ModelChanged", "model": {"id": look.id}, "attr": "window",
+                                     "new": value}])
+            await replies(client, 0.3)
+            heights.append(plot.height)
+        client.close()
+        return heights
+
+    with LogRecorder() as log:
+        heights = run(scenario())
+    # 1.5 × 600 until a real window comes; then 720 − 40.
+    assert heights == [900] * 7 + [680]
+    assert log.failures() == []

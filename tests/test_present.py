@@ -224,6 +224,60 @@ def test_presentation_sets_large_type_and_thick_lines_on_the_figures_themselves(
     assert view.pair_figure.max_width == round(470 * 1.5)
 
 
+def presented(**size) -> tuple[Plot, FigureStyler]:
+    from bokeh.plotting import figure
+    doc = Document()
+    styler = FigureStyler(doc, dark=False, present=True)
+    plot = figure(**size)
+    doc.add_root(plot)
+    return plot, styler
+
+
+def test_a_presented_figure_fits_the_window_and_keeps_its_shape():
+    """A 620 × 600 figure (the full M_k) grows to 930 × 900, which a 1280 × 720 projector cannot show: there it
+    is as tall as the window less 40 px, 680, and as wide as that keeps its shape, 620 · 680/600 ≈ 703."""
+    plot, styler = presented(width=620, height=600, sizing_mode="fixed")
+    assert (plot.width, plot.height) == (930, 900)
+    styler.fit(1280, 720)
+    assert (plot.width, plot.height) == (703, 680)
+    styler.fit(1920, 1080)  # 900 + 40 fits in 1080: the full growth again
+    assert (plot.width, plot.height) == (930, 900)
+    styler.fit(900, 500)  # smaller than the reading size: it stays at reading size, never below
+    assert (plot.width, plot.height) == (620, 600)
+    styler.fit(800, 5000)  # a tall narrow window: the width decides, 760/620
+    assert (plot.width, plot.height) == (760, round(600 * 760 / 620))
+
+
+def test_a_stretching_figure_keeps_its_width_and_fits_its_height():
+    plot, styler = presented(height=540, sizing_mode="stretch_width", max_width=700)
+    assert (plot.height, plot.max_width) == (810, 1050)
+    styler.fit(1280, 720)  # 680/540 of its reading size
+    assert (plot.height, plot.max_width) == (680, round(700 * 680 / 540))
+    assert plot.sizing_mode == "stretch_width"
+
+
+def test_a_size_a_view_sets_later_is_presented_too():
+    """A figure that grows with its rows (the order section's) was set back to reading size in presentation."""
+    plot, styler = presented(width=400, height=300, sizing_mode="fixed")
+    plot.height = 200
+    assert (plot.width, plot.height) == (600, 300)
+    styler.fit(1280, 640)  # room 600 × 1240: 600/200 and 1240/400 are both over 1.5, the growth stands
+    assert (plot.width, plot.height) == (600, 300)
+    plot.height = 500  # 600/500 = 1.2
+    assert (plot.width, plot.height) == (480, 600)
+
+
+def test_a_light_reading_page_leaves_sizes_alone():
+    from bokeh.plotting import figure
+    doc = Document()
+    styler = FigureStyler(doc, dark=False, present=False)
+    plot = figure(width=620, height=600)
+    doc.add_root(plot)
+    styler.fit(1280, 720)
+    plot.height = 200
+    assert (plot.width, plot.height) == (620, 200)
+
+
 def test_presented_legends_grow_their_gaps_with_their_labels():
     """At presentation size, the default 3 px between entries ran each label into the next swatch."""
     _, doc = styled_clocks(dark=False, present=True)

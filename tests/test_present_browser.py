@@ -291,6 +291,30 @@ def test_presentation_type_is_twice_the_reading_size_on_the_page_and_in_the_figu
     assert thin == []
 
 
+_DRAWN_HEIGHTS = """() => [...Bokeh.index.query((v) => v.model?.toolbar !== undefined)]
+  .map((v) => ({name: v.model.name, height: v.el.getBoundingClientRect().height,
+                width: v.el.getBoundingClientRect().width}))"""
+
+
+def test_presented_figures_fit_a_1280_by_720_projector_and_grow_back_on_a_larger_screen(page, app_url):
+    """The full M_k (620 × 600 at reading size) grew to 930 × 900 px: on a 1280 × 720 projector the teacher
+    could not show it whole. It is now as tall as the window less 40 px, its shape kept, and 1.5 times its
+    reading size again when the window is large enough."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{app_url}/shift?present=1&lang=en&d_model=64")
+    marked(page, "pePresent", "1")
+    wait_until(lambda: model_property(page, "shift_matrix_plot", "height") == 680, timeout=40,
+               message="the matrix sized to the window")
+    assert model_property(page, "shift_matrix_plot", "width") == round(620 * 680 / 600)
+    wait_until(lambda: plots_drawn(page, 1), timeout=40, message="slide drawn")
+    wait_until(lambda: all(f["height"] <= 720 - 40 for f in page.evaluate(_DRAWN_HEIGHTS)), timeout=20,
+               message="every figure on the slide within the window")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    wait_until(lambda: model_property(page, "shift_matrix_plot", "height") == 900, timeout=20,
+               message="the full growth on a 1080-pixel screen")
+    assert model_property(page, "shift_matrix_plot", "width") == 930
+
+
 # -- themes -------------------------------------------------------------------------------------
 
 _PLOT_COLOURS = """() => [...Bokeh.documents[0].all_models].filter((m) => m.toolbar !== undefined)
