@@ -38,12 +38,14 @@ def top_tools(state: ExplorerState, kind: str) -> list[pn.viewable.Viewable]:
     return [part for make in TOP_TOOLS if (part := make(state, kind)) is not None]
 
 
-def top_bar(state: ExplorerState, kind: str, tools: Sequence[pn.viewable.Viewable] = ()) -> pn.viewable.Viewable | None:
-    """The page's top bar: play, the presentation and theme switches, ``tools`` (a page without a header
-    puts its Embed button here) and the ``TOP_TOOLS``. The page's first part, in the page's flow."""
+def top_bar(state: ExplorerState, kind: str, tools: Sequence[pn.viewable.Viewable] = (),
+            play: bool = True) -> pn.viewable.Viewable | None:
+    """The page's top bar: play (unless ``play`` is false), the presentation and theme switches, ``tools``
+    (a page without a header puts its Embed button here) and the ``TOP_TOOLS``. The page's first part, in
+    the page's flow."""
     if state.present:
         return None  # the slim bar of the presentation holds them (app.pages.presentable): build them once
-    return presentation_tools(state, kind, [*tools, *top_tools(state, kind)])
+    return presentation_tools(state, kind, [*tools, *top_tools(state, kind)], play=play)
 
 
 PAGE_EXTRAS: list[PageExtra] = [

@@ -426,9 +426,10 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
     def page() -> pn.viewable.Viewable:
         state, notices = session_state()
         section = LESSON[slug](state)
-        # Every page has the play control (components/present.py), which an embed may keep.
-        tools = single_page_tools(state, "section", (*LESSON[slug].controls, "play"))
-        parts = [top_bar(state, "section", tools), notice_alert(state.lang, notices),
+        # The play control (components/present.py), which an embed may keep, where play moves something.
+        plays = LESSON[slug].plays
+        tools = single_page_tools(state, "section", (*LESSON[slug].controls, *(("play",) if plays else ())))
+        parts = [top_bar(state, "section", tools, play=plays), notice_alert(state.lang, notices),
                  section_heading(state, slug), section,
                  section_pager(state, slug, alone=True),
                  AddressBar(state, title=f"{section_title(slug, state.lang)} · {text(state.lang, 'page_title')}"),

@@ -228,9 +228,10 @@ TOOLS_CSS = """
 """
 
 
-def page_tools(state: ExplorerState, kind: str,
-               tools: Sequence[pn.viewable.Viewable] = ()) -> pn.viewable.Viewable | None:
-    """The page's play controls, its presentation and theme switches and ``tools``, one row at the top.
+def page_tools(state: ExplorerState, kind: str, tools: Sequence[pn.viewable.Viewable] = (),
+               play: bool = True) -> pn.viewable.Viewable | None:
+    """The page's play controls (unless ``play`` is false: a page that play would not move), its
+    presentation and theme switches and ``tools``, one row at the top.
 
     The page's first part (``app.extras.top_bar``), so that a teacher finds play where the page
     starts, and Tab reaches it first. In presentation mode the slim bar holds them instead.
@@ -238,7 +239,8 @@ def page_tools(state: ExplorerState, kind: str,
     if state.present:
         return None
     # An embed (controls=) keeps the play control only if it names "play", and none of the switches.
-    parts = [animation_for(state) if state.shows("play") else None, None if state.controls else page_switches(state),
+    parts = [animation_for(state) if play and state.shows("play") else None,
+             None if state.controls else page_switches(state),
              *tools]
     if not any(parts):
         return None

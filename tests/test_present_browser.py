@@ -147,6 +147,14 @@ def test_space_plays_and_pauses_and_plus_minus_change_the_speed(page, app_url, c
     assert console_errors == []
 
 
+@pytest.mark.parametrize(("route", "count"), [("order", 0), ("quiz", 0), ("mistakes", 1), ("hands", 1)])
+def test_a_section_page_shows_play_only_where_play_moves_something(page, app_url, route, count):
+    """Play runs pos or k; the sentences and the quiz use neither (tests/test_sections_in_place.py)."""
+    page.goto(f"{app_url}/{route}?lang=en")
+    expect(page.get_by_role("button", name=text("en", "present_enter"))).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("button", name=text("en", "animation_play"))).to_have_count(count)
+
+
 def test_play_stops_at_the_end_when_loop_is_off_and_runs_k_from_its_switch(page, app_url):
     open_clocks(page, app_url, "T=4&pos=0&speed=20&loop=0")
     page.get_by_role("button", name=text("en", "animation_play")).click()

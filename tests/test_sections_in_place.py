@@ -112,3 +112,19 @@ def test_a_section_moved_by_each_change_shows_what_a_fresh_one_shows(slug):
                     wrong.append(f"{steps}: {model}.{prop} shows {str(moved[model].get(prop))[:120]}, "
                                  f"a fresh section {str(expected)[:120]}")
     assert wrong == []
+
+
+@pytest.mark.parametrize("slug", list(SECTIONS))
+def test_a_section_offers_play_exactly_when_pos_or_k_moves_something_in_it(slug):
+    """Play runs pos (or k): on the order and quiz pages it moved nothing on screen. A section's own
+    page shows play only where a step of pos or k changes a figure or a number of the section."""
+    fastsync.install()
+    state = ExplorerState(**START)
+    doc = built(slug, state)
+    before = shown(doc)
+    for name, value in (("pos", 9), ("k", -4)):
+        with set_curdoc(doc), fastsync.one_message():
+            setattr(state, name, value)
+    after = shown(doc)
+    moved = sorted(model for model in after if model != "address_bar" and not same(before.get(model), after[model]))
+    assert bool(moved) == SECTIONS[slug].plays, moved

@@ -39,6 +39,9 @@ class LessonSection(pn.viewable.Viewer):
     controls: ClassVar[tuple[str, ...]] = ()
     #: Parameters of the state whose change may change ``live_values()``.
     live_on: ClassVar[tuple[str, ...]] = ()
+    #: Whether the page's play control (which runs pos, or k) moves anything in this section: its own
+    #: page shows play only then.
+    plays: ClassVar[bool] = True
     #: Whether the section shows a view that draws the state's ``mistake`` (the ladder, the score curve, the
     #: checks) under prose about the correct encoding: it then starts with a ``MistakeNote``.
     draws_mistakes: ClassVar[bool] = False

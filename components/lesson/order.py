@@ -77,6 +77,7 @@ class OrderIsMeaning(LessonSection):
 
     slug = "order"
     controls = ("d_model",)
+    plays = False
     live_on = ()
 
     def __init__(self, state, **params):

@@ -140,6 +140,7 @@ class CheckYourself(LessonSection):
 
     slug = "quiz"
     live_on = ("d_model",)
+    plays = False
 
     def __init__(self, state, **params):
         super().__init__(state, **params)
