@@ -158,8 +158,8 @@ ES: dict[str, str] = {
     "check_rotation": "Máximo de |M_k·PE_p − PE_p+k| sobre {count} posiciones p: {error:.1e}.",
     "check_rotation_one": "|M_k·PE_p − PE_p+k| en la única posición posible, p = {p}: {error:.1e}.",
     "check_rotation_none": "Con |k| ≥ T no hay dos posiciones de la tabla a distancia k.",
-    "check_target_outside": "pos + k = {target} cae fuera de la tabla (0 … {last}); los relojes siguen valiendo.",
-    "check_target_inside": "pos + k = {target} es una fila de la tabla (0 … {last}).",
+    "check_target_outside": "pos + k = {target} cae fuera de la tabla ({positions}); los relojes siguen valiendo.",
+    "check_target_inside": "pos + k = {target} es una fila de la tabla ({positions}).",
     # Sections hands, quiz, question
     "quiz_legend": "Tu respuesta a la pregunta {n}",
     "quiz_correct": "Correcto.",
@@ -218,7 +218,7 @@ ES: dict[str, str] = {
     "score_term_pe": "p·e",
     "score_term_pp": "p·p",
     "score_total": "m = {m}, n = {n}: puntuación = e·e + e·p + p·e + p·p = {total:.3f}. Sin pesos, PE_m·PE_n = S({k}) = {s:.3f}.",
-    "score_outside": "n = pos + k = {n} cae fuera de la tabla (0 … {last}): ahí no hay ningún token. Mueve pos o k.",
+    "score_outside": "n = pos + k = {n} cae fuera de la tabla ({positions}): ahí no hay ningún token. Mueve pos o k.",
     "score_pp_title": "Término p·p a distancia k, para cada posición de partida m",
     "score_pp_x": "posición de partida m",
     "score_pp_y": "PE_mᵀ W_Qᵀ W_K PE_m+k",
@@ -248,7 +248,7 @@ ES: dict[str, str] = {
                            "reloj apuntan a las doce. Sube T (en «La escalera de longitudes de onda») para verlas girar."),
     "rope_ring_inside": "({m}, {n})",
     "rope_ring_corner": "({m}, {n}), fuera de la esquina de {count} × {count} que se dibuja",
-    "rope_ring_table": "({m}, {n}), fuera de la tabla (posiciones 0 … {last})",
+    "rope_ring_table": "({m}, {n}), fuera de la tabla (posiciones {positions})",
     "rope_one_cell": ("Con T = 1 cada figura tiene una sola casilla, m = n = 0: ninguna diagonal tiene dos casillas "
                       "que comparar. Sube T para ver las diagonales."),
     "sum_ladder_one": ("Con r = 2 solo cabe una pareja: la escalera concatenada es un único peldaño, 2π ≈ 6.28 "
@@ -311,8 +311,8 @@ ES: dict[str, str] = {
     "simpler_one_row_T": "Con T = 1 la tabla tiene una sola fila: no hay vecina con la que comparar.",
     "simpler_one_row_trained": ("Con una sola posición entrenada la tabla aprendida tiene una fila: no hay vecina con "
                                 "la que comparar. Las filas sinusoidales se parecen a su vecina con el coseno {value}."),
-    "simpler_row": "La tabla aprendida tiene fila para pos = {pos}: se entrenó con las posiciones 0 … {last} ({trained} en total).",
-    "simpler_no_row": "pos = {pos}: la tabla aprendida no tiene fila. Solo se entrenaron las posiciones 0 … {last} ({trained} en total); la sinusoidal calcula PE_{pos} con la fórmula.",
+    "simpler_row": "La tabla aprendida tiene fila para pos = {pos}: se entrenó con las posiciones {positions} ({trained} en total).",
+    "simpler_no_row": "pos = {pos}: la tabla aprendida no tiene fila. Solo se entrenaron las posiciones {positions} ({trained} en total); la sinusoidal calcula PE_{pos} con la fórmula.",
     # Section fingerprint
     "fingerprint_plot_title": "Distancia de PE_pos a cada posición q, solo con las parejas elegidas",
     "fingerprint_x": "posición q",
@@ -394,7 +394,7 @@ ES: dict[str, str] = {
     "rope_hand_k": "k en n = {n}",
     "rope_angle": "Ángulo de q a k: {angle:.1f}° (n − m = {offset}; el mismo para cualquier m).",
     "rope_hover_score": "puntuación",
-    "rope_window": "m, n = 0 … {last}",
+    "rope_window": "m, n = {positions}",
     # Section mistakes
     "mistake": "fallo publicado",
     "mistake_none": "ninguno (tabla correcta)",
@@ -613,8 +613,8 @@ EN: dict[str, str] = {
     "check_rotation": "Largest |M_k·PE_p − PE_p+k| over {count} positions p: {error:.1e}.",
     "check_rotation_one": "|M_k·PE_p − PE_p+k| at the only possible position, p = {p}: {error:.1e}.",
     "check_rotation_none": "With |k| ≥ T no two positions of the table are k apart.",
-    "check_target_outside": "pos + k = {target} falls outside the table (0 … {last}); the clocks still hold.",
-    "check_target_inside": "pos + k = {target} is a row of the table (0 … {last}).",
+    "check_target_outside": "pos + k = {target} falls outside the table ({positions}); the clocks still hold.",
+    "check_target_inside": "pos + k = {target} is a row of the table ({positions}).",
     "quiz_legend": "Your answer to question {n}",
     "quiz_correct": "Correct.",
     "quiz_wrong": "Not quite.",
@@ -671,7 +671,7 @@ EN: dict[str, str] = {
     "score_term_pe": "p·e",
     "score_term_pp": "p·p",
     "score_total": "m = {m}, n = {n}: score = e·e + e·p + p·e + p·p = {total:.3f}. Without weights, PE_m·PE_n = S({k}) = {s:.3f}.",
-    "score_outside": "n = pos + k = {n} falls outside the table (0 … {last}): there is no token there. Move pos or k.",
+    "score_outside": "n = pos + k = {n} falls outside the table ({positions}): there is no token there. Move pos or k.",
     "score_pp_title": "The p·p term at distance k, for every start position m",
     "score_pp_x": "start position m",
     "score_pp_y": "PE_mᵀ W_Qᵀ W_K PE_m+k",
@@ -700,7 +700,7 @@ EN: dict[str, str] = {
                            "clock point at twelve o'clock. Raise T (in “The wavelength ladder”) to see them turn."),
     "rope_ring_inside": "({m}, {n})",
     "rope_ring_corner": "({m}, {n}), outside the {count} × {count} corner drawn",
-    "rope_ring_table": "({m}, {n}), outside the table (positions 0 … {last})",
+    "rope_ring_table": "({m}, {n}), outside the table (positions {positions})",
     "rope_one_cell": ("With T = 1 each figure has a single cell, m = n = 0: no diagonal has two cells to compare. "
                       "Raise T to see the diagonals."),
     "sum_ladder_one": ("With r = 2 only one pair fits: the concatenated ladder is a single rung, 2π ≈ 6.28 "
@@ -761,8 +761,8 @@ EN: dict[str, str] = {
     "simpler_one_row_T": "With T = 1 the table has a single row: no neighbour to compare with.",
     "simpler_one_row_trained": ("With one trained position the learned table has a single row: no neighbour to compare "
                                 "with. The sinusoidal rows lean on their neighbour by the cosine {value}."),
-    "simpler_row": "The learned table has a row for pos = {pos}: it was trained on positions 0 … {last} ({trained} in all).",
-    "simpler_no_row": "pos = {pos}: the learned table has no row. Only positions 0 … {last} were trained ({trained} in all); the sinusoidal encoding computes PE_{pos} from the formula.",
+    "simpler_row": "The learned table has a row for pos = {pos}: it was trained on positions {positions} ({trained} in all).",
+    "simpler_no_row": "pos = {pos}: the learned table has no row. Only positions {positions} were trained ({trained} in all); the sinusoidal encoding computes PE_{pos} from the formula.",
     "fingerprint_plot_title": "Distance from PE_pos to every position q, through the chosen pairs only",
     "fingerprint_x": "position q",
     "fingerprint_y": "‖PE_pos − PE_q‖",
@@ -839,7 +839,7 @@ EN: dict[str, str] = {
     "rope_hand_k": "k at n = {n}",
     "rope_angle": "Angle from q to k: {angle:.1f}° (n − m = {offset}; the same for every m).",
     "rope_hover_score": "score",
-    "rope_window": "m, n = 0 … {last}",
+    "rope_window": "m, n = {positions}",
     "mistake": "published mistake",
     "mistake_none": "none (correct)",
     "mistake_note": ("The table drawn and checked here has the published mistake “{mistake}” (chosen in "
@@ -1038,10 +1038,11 @@ def text(lang: str, key: str, **values: object) -> str:
     template = TABLES[lang][key]
     if not values:
         return template
-    filled = template.format(**{name: _Number(value) if isinstance(value, numbers.Real) and not isinstance(value, bool)
-                                else value for name, value in values.items()})
-    # A range of positions "0 … {last}" with last = 0 (a one-row table) is the one position.
-    return _EMPTY_RANGE.sub("0", filled)
+    return template.format(**{name: _Number(value) if isinstance(value, numbers.Real) and not isinstance(value, bool)
+                              else value for name, value in values.items()})
 
 
-_EMPTY_RANGE = re.compile(r"(?<![\d.−-])0 … 0(?![\d.])")
+def positions(last: int) -> str:
+    """The positions of a table whose last row is ``last``, as the texts print them: "0 … 23", or "0" alone
+    for a one-row table (not the range "0 … 0")."""
+    return "0" if last == 0 else f"0 … {last}"

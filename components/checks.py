@@ -41,7 +41,7 @@ from bokeh.document import Document
 
 from app import core
 from app.state import ExplorerState
-from app.strings import text
+from app.strings import positions, text
 from app.ticks import run_next_tick
 from components.describe import Description
 from components.theme import COLORS, LiveHTML
@@ -296,7 +296,7 @@ class LiveChecks(pn.viewable.Viewer):
         s = self.state
         inside = 0 <= s.target < s.T
         self.target.object = check_card(s.lang, "check_target_inside" if inside else "check_target_outside",
-                                        remark=not inside, target=s.target, last=s.T - 1)
+                                        remark=not inside, target=s.target, positions=positions(s.T - 1))
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

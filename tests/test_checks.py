@@ -79,12 +79,14 @@ def test_rotation_check_is_of_order_1e_15_and_counts_positions(lesson):
 
 def test_target_inside_and_outside(lesson):
     state, view = lesson
-    assert view.target.object == checks.check_card("es", "check_target_inside", target=3, last=23)
+    assert view.target.object == checks.check_card("es", "check_target_inside", target=3, positions="0 … 23")
     state.param.update(pos=20, k=10)
     assert "30" in view.target.object and view.target.object.startswith('<p class="ck rm">')
-    assert view.target.object == checks.check_card("es", "check_target_outside", remark=True, target=30, last=23)
+    assert view.target.object == checks.check_card("es", "check_target_outside", remark=True, target=30,
+                                                   positions="0 … 23")
     state.param.update(pos=2, k=-5)
-    assert view.target.object == checks.check_card("es", "check_target_outside", remark=True, target=-3, last=23)
+    assert view.target.object == checks.check_card("es", "check_target_outside", remark=True, target=-3,
+                                                   positions="0 … 23")
 
 
 def test_no_pair_of_rows_when_k_reaches_T(lesson):
@@ -105,7 +107,7 @@ def test_text_is_escaped_html_in_a_short_card():
     view = LiveChecks(ExplorerState(d_model=32, T=24, lang="en"))
     assert view.target.object == '<p class="ck">pos + k = 3 is a row of the table (0 … 23).</p>'
     assert view.norm.object.startswith('<p class="ck">Every row has length') and view.norm.object.endswith(".</p>")
-    hostile = checks.check_card("en", "check_target_outside", remark=True, target="<script>x</script>", last='"&')
+    hostile = checks.check_card("en", "check_target_outside", remark=True, target="<script>x</script>", positions='"&')
     assert "<script" not in hostile and "&lt;script&gt;x&lt;/script&gt;" in hostile and "&quot;&amp;" in hostile
     assert hostile.startswith('<p class="ck rm">') and hostile.endswith("</p>")
 
@@ -177,7 +179,8 @@ def test_large_table_checks_are_left_to_run_later(large):
     state.k = 10
     assert len(jobs) == 1
     assert rotation_count(view.rotation.object) == 297  # not computed in the update
-    assert view.target.object == checks.check_card("en", "check_target_inside", target=10, last=299)  # inline
+    assert view.target.object == checks.check_card("en", "check_target_inside", target=10,
+                                                   positions="0 … 299")  # inline
     run_next(jobs)
     assert rotation_count(view.rotation.object) == 290 and jobs == []
     error = numbers_in(view.rotation.object)[-1]

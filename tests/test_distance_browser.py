@@ -75,7 +75,7 @@ def test_checks_page_texts(page, app_url, console_errors):
     expect(cards).to_have_count(3)
     expect(cards.nth(0)).to_contain_text("√(d_model/2) = 4:")
     expect(cards.nth(1)).to_contain_text(text("en", "check_rotation", count=21, error=0).split(":")[0])
-    expect(cards.nth(2)).to_contain_text(text("en", "check_target_inside", target=3, last=23))
+    expect(cards.nth(2)).to_contain_text(text("en", "check_target_inside", target=3, positions="0 … 23"))
 
     # The printed error is the core's residual, of the order the lesson gives.
     def printed_error() -> tuple[float] | None:
@@ -88,10 +88,10 @@ def test_checks_page_texts(page, app_url, console_errors):
     assert printed == pytest.approx(core.rotation_residual(3, 24, 32), rel=0.05)
 
     press(page, POS_HANDLE, "End")
-    expect(cards.nth(2)).to_contain_text(text("en", "check_target_outside", target=26, last=23))
+    expect(cards.nth(2)).to_contain_text(text("en", "check_target_outside", target=26, positions="0 … 23"))
     press(page, K_HANDLE, "ArrowLeft", times=4)  # k = -1: 23 positions p have p + k in the table
     expect(cards.nth(1)).to_contain_text("over 23 positions")
-    expect(cards.nth(2)).to_contain_text(text("en", "check_target_inside", target=22, last=23))
+    expect(cards.nth(2)).to_contain_text(text("en", "check_target_inside", target=22, positions="0 … 23"))
     assert console_errors == []
 
 

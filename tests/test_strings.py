@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.state import Notice, parse_query
-from app.strings import EN, ES, TABLES, minus_sign, text
+from app.strings import EN, ES, TABLES, minus_sign, positions, text
 from components.notices import ECHO_LIMIT, notice_html
 
 REASONS = ("not_a_number", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut", "repeated")
@@ -228,8 +228,9 @@ def test_printed_negative_numbers_in_notices_and_descriptions_carry_a_minus_sign
 
 def test_a_range_of_one_position_is_that_position():
     """A one-row table (T = 1) printed "m, n = 0 … 0" and "(0 … 0)"."""
-    assert text("en", "rope_window", last=0) == "m, n = 0"
-    assert text("es", "rope_window", last=0) == "m, n = 0"
-    assert text("en", "rope_window", last=10) == "m, n = 0 … 10"
-    assert text("en", "check_target_inside", target=0, last=0).endswith("(0).")
-    assert text("en", "check_target_inside", target=10, last=10).endswith("(0 … 10).")
+    assert positions(0) == "0" and positions(10) == "0 … 10"
+    assert text("en", "rope_window", positions=positions(0)) == "m, n = 0"
+    assert text("es", "rope_window", positions=positions(0)) == "m, n = 0"
+    assert text("en", "rope_window", positions=positions(10)) == "m, n = 0 … 10"
+    assert text("en", "check_target_inside", target=0, positions=positions(0)).endswith("(0).")
+    assert text("en", "check_target_inside", target=10, positions=positions(10)).endswith("(0 … 10).")

@@ -31,7 +31,7 @@ from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMappe
 from bokeh.plotting import figure
 
 from app import core
-from app.strings import number, text
+from app.strings import number, positions, text
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
@@ -215,7 +215,7 @@ class RotaryPosition(LessonSection):
                 mapper.update(low=-top, high=top)
                 fig.x_range.update(start=-0.5, end=count - 0.5)
                 fig.y_range.update(start=count - 0.5, end=-0.5)
-            self.window.object = readout(s.lang, "rope_window", last=count - 1)
+            self.window.object = readout(s.lang, "rope_window", positions=positions(count - 1))
             self._update_hands()
 
     @param.depends("state.pair", "state.pos", "state.k", watch=True)
@@ -268,7 +268,8 @@ class RotaryPosition(LessonSection):
         m, n = s.pos, s.target
         key = ("rope_ring_table" if not 0 <= n < s.T else
                "rope_ring_corner" if max(m, n) >= count else "rope_ring_inside")
-        return text(s.lang, key, m=m, n=n, count=count, last=s.T - 1)  # numbers printed with a true minus
+        # text() prints the numbers with a true minus.
+        return text(s.lang, key, m=m, n=n, count=count, positions=positions(s.T - 1))
 
     def layout(self) -> list[pn.viewable.Viewable]:
         return [self.passage("intro"), self.passage("compare"), self.one_cell_note, self.control_panel(),

@@ -26,7 +26,7 @@ from bokeh.models import ColumnDataSource, FactorRange, Range1d, Span
 from bokeh.plotting import figure
 
 from app import core
-from app.strings import minus_sign, number, text
+from app.strings import minus_sign, number, positions, text
 from components.distance import ScoreCurve
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
@@ -175,7 +175,7 @@ class WhatScoresSee(LessonSection):
     def _total_html(self, values: np.ndarray | None) -> str:
         s = self.state
         if values is None:
-            return readout(s.lang, "score_outside", n=s.target, last=s.T - 1)
+            return readout(s.lang, "score_outside", n=s.target, positions=positions(s.T - 1))
         return readout(s.lang, "score_total", m=s.pos, n=s.target, total=float(values.sum()),
                        k=s.k, s=float(core.relative_scores(s.k, s.d_model, s.base)))
 

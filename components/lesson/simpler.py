@@ -34,7 +34,7 @@ from bokeh.transform import factor_cmap, factor_mark
 from app import core
 from app.fastsync import FastIntSlider
 from app.state import T_MAX
-from app.strings import number, percent, text
+from app.strings import number, percent, positions, text
 from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sample_columns
 from components.legend import LegendRows, detach_legends
 from components.lesson.base import LessonSection
@@ -335,7 +335,8 @@ class WhyNotSimpler(LessonSection):
         s, trained = self.state, self.choice.trained
         self.pos_line.location = s.pos
         key = "simpler_row" if s.pos < trained else "simpler_no_row"
-        self.no_row.object = html.escape(text(s.lang, key, pos=s.pos, trained=trained, last=trained - 1))
+        self.no_row.object = html.escape(text(s.lang, key, pos=s.pos, trained=trained,
+                                              positions=positions(trained - 1)))
 
     # ------------------------------------------------------------------
 
