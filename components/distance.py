@@ -173,8 +173,8 @@ class ScoreCurve(pn.viewable.Viewer):
         fig.xaxis.axis_label = text(lang, "distance_x")
         fig.yaxis.axis_label = text(lang, "distance_y")
 
-        # The label on the moving marks' level: drawn after the k line that crosses it (annotations come after
-        # glyphs within a level), so the line passes under its box instead of through its text.
+        # The maximum's label sits at the end of the axis away from k (``_place_max_label``): centred over the
+        # peak, the k line crossed its text for every k near 0.
         self.max_line, self.max_label = level_line(fig, "distance_max_line", "distance_max_label",
                                                    text_align="center", text_baseline="bottom", y_offset=10,
                                                    level=MOVING)
@@ -252,6 +252,19 @@ class ScoreCurve(pn.viewable.Viewer):
         s = self.state
         # A T change clamps k and then resends the table; the second call finds nothing new.
         send_changes(self.marker, marker_data(s.k, s.d_model, s.base, s.lang, self.figure.y_range.end))
+        self._place_max_label()
+
+    def _place_max_label(self) -> None:
+        # On the half of the axis that k is not on (k and −k lie on either side of the peak at 0); with one
+        # offset (T = 1) there is no other half: just right of the k line (k's own label is left of it). Bokeh
+        # sends only what changes (the side).
+        s, x_range = self.state, self.figure.x_range
+        if s.T == 1:
+            self.max_label.update(x=0, x_offset=12, text_align="left")
+        elif s.k >= 0:
+            self.max_label.update(x=x_range.start, x_offset=8, text_align="left")
+        else:
+            self.max_label.update(x=x_range.end, x_offset=-8, text_align="right")
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -153,6 +153,29 @@ def changes_while(view: ScoreCurve, action) -> list[object]:
     return changed
 
 
+@settings(max_examples=25, deadline=None)
+@given(T=st.integers(1, 300), data=st.data())
+def test_the_maximum_label_stays_off_the_k_line(T, data):
+    """Centred over the peak at k = 0, the maximum's label was crossed by the k line for every k near 0. It
+    runs from one end of the axis towards the middle, on the half that k is not on (with T = 1, one offset,
+    it starts just right of the line)."""
+    k = data.draw(st.integers(-(T - 1), T - 1))
+    state = ExplorerState(d_model=32, T=T, k=k, lang="en")
+    view = ScoreCurve(state)
+    label, x_range = view.max_label, view.figure.x_range
+    if T == 1:
+        assert (label.x, label.text_align) == (k, "left") and label.x_offset > 0
+        return
+    # The half of the axis the text covers: from the end it is anchored at to the middle.
+    covered = (x_range.start, 0) if (label.x, label.text_align) == (x_range.start, "left") else \
+        (0, x_range.end) if (label.x, label.text_align) == (x_range.end, "right") else None
+    assert covered is not None, (label.x, label.text_align)
+    assert not covered[0] < k < covered[1] and (k != 0 or covered[0] < 0)
+    # And it follows k across the peak.
+    state.k = -k if k else -1
+    assert (label.x, label.text_align) != ((x_range.start, "left") if covered[0] < 0 else (x_range.end, "right"))
+
+
 def test_a_change_of_k_sends_only_the_marker(lesson):
     state, view = lesson
     changed = changes_while(view, lambda: state.param.update(k=7))
