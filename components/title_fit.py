@@ -10,7 +10,8 @@ without ``sync``): the server keeps the text and size it chose (presentation mod
 ones), and the browser fits from those.
 
 It fits when the page's size changes (the window is resized, figures arrive: a lesson section
-built as the reader comes near it) and when a title changes (its text, or the server's size); not
+built as the reader comes near it), when a figure's own size does (presentation mode fits the
+figures to the window once the page has reported it) and when a title changes (its text, or the server's size); not
 on a slider step that changes neither.
 """
 
@@ -78,14 +79,19 @@ class TitleFit(PlainJSComponent):
           try { title.setv(wanted, { sync: false }); } finally { fitting = false; }
         }
       };
+      const soon = () => { if (!frame) frame = requestAnimationFrame(fitAll); };
+      const observer = new ResizeObserver(soon);
+      const watched = new WeakSet();
       const fitAll = () => {
         frame = 0;
         const plots = window.Bokeh?.index?.query?.((v) => v.model?.toolbar !== undefined && v.canvas_view) ?? [];
         for (const view of plots) {
+          // A figure can change size with the page unchanged (presentation mode fits it to the window once
+          // the page has reported it): each figure's own box is watched too.
+          if (!watched.has(view.el)) { watched.add(view.el); observer.observe(view.el); }
           try { fitOne(view); } catch (error) { console.debug("title fit", error); }
         }
       };
-      const soon = () => { if (!frame) frame = requestAnimationFrame(fitAll); };
       const doc = window.Bokeh?.documents?.[0];
       doc?.on_change?.((event) => {
         if (fitting) return;
@@ -97,7 +103,7 @@ class TitleFit(PlainJSComponent):
         }
       });
       // The page's size changes when the window does and when figures arrive (a section built late).
-      new ResizeObserver(soon).observe(document.body);
+      observer.observe(document.body);
       document.fonts?.ready?.then(soon);
       soon();
       return document.createElement("span");

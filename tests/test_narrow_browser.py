@@ -61,6 +61,16 @@ def test_figure_titles_fit_a_768_px_iframe(page, app_url, route):
                message=f"titles cut: {[t for t in page.evaluate(_TITLES) if t[1] > t[2]]}")
 
 
+@pytest.mark.parametrize(("route", "lang"), [("gram", "en"), ("terms", "es"), ("shift", "en")])
+def test_presented_titles_fit_figures_sized_to_a_1280_by_720_projector(page, app_url, route, lang):
+    """Presentation mode narrows a figure to fit the window once the page has reported it; the title, fitted
+    at the first width, was then cut ("G = PE·PEᵀ: G[p, q] = S(q ·")."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    assert overflow(page, f"{app_url}/{route}?lang={lang}&present=1", route) <= 0
+    wait_until(lambda: page.evaluate(_TITLES) and all(wide <= room for _, wide, room, _, _ in page.evaluate(_TITLES)),
+               timeout=10, message=f"titles cut: {[t for t in page.evaluate(_TITLES) if t[1] > t[2]]}")
+
+
 def title_of(page, name: str) -> tuple[str, str] | None:
     """The drawn title of figure ``name``: its size and text (``None`` until it is drawn)."""
     return next(((size, shown) for plot, _, _, size, shown in page.evaluate(_TITLES) if plot == name), None)
