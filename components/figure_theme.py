@@ -47,7 +47,7 @@ from bokeh.document.events import (
     RootAddedEvent,
 )
 from bokeh.model import Model
-from bokeh.models import Annotation, ColorMapper, ColumnDataSource, Legend, Plot
+from bokeh.models import Annotation, ColorMapper, ColumnDataSource, ContinuousTicker, Legend, Plot
 from bokeh.models.glyph import Glyph
 
 #: The dark theme's background: Panel's own dark design's, so figures and widgets sit on one ground.
@@ -61,6 +61,8 @@ PRESENT_MIN_FONT_PX = 30
 PRESENT_FONT_SCALE = 1.8
 PRESENT_MIN_LINE = 3
 PRESENT_GROWTH = 1.5
+#: The fewest ticks a presented axis asks for.
+PRESENT_MIN_TICKS = 3
 #: A legend's gaps and swatch sizes, grown with its labels in presentation mode.
 LEGEND_GAPS = ("spacing", "label_standoff", "glyph_width", "glyph_height", "padding")
 #: The least gap (px) between two entries of a presented legend.
@@ -203,6 +205,10 @@ def restyle_model(model: Model, *, dark: bool, present: bool) -> None:
             plain, wrapped = _value(getattr(model, name))
             if isinstance(plain, int | float) and 0 < plain < PRESENT_MIN_LINE:
                 setattr(model, name, {"value": PRESENT_MIN_LINE} if wrapped else PRESENT_MIN_LINE)
+    if present and isinstance(model, ContinuousTicker):
+        # Labels 1.8 times larger on an axis that may not grow at all (a figure fitted to a 1280 px window):
+        # fewer of them, or they run into each other ("−20−15−10").
+        model.desired_num_ticks = max(PRESENT_MIN_TICKS, round(model.desired_num_ticks / PRESENT_FONT_SCALE))
     if present and isinstance(model, Legend):
         # Larger labels with the same gaps ran into the next entry's swatch ("hand at pos—hand at pos + k").
         for name in LEGEND_GAPS:
@@ -260,6 +266,11 @@ class FigureStyler:
             if self.present:
                 self.reading[plot] = ReadingSize.of(plot)
                 self._size(plot)
+                # A list under the figure, in type 1.8 times larger, took half a fitted figure's height (the
+                # learned table's four starts): in two columns it takes half as many rows.
+                for legend in plot.below:
+                    if isinstance(legend, Legend) and legend.orientation == "vertical" and legend.ncols == "auto":
+                        legend.ncols = 2
         return count
 
     def fit(self, width: int, height: int) -> None:

@@ -61,14 +61,43 @@ def test_figure_titles_fit_a_768_px_iframe(page, app_url, route):
                message=f"titles cut: {[t for t in page.evaluate(_TITLES) if t[1] > t[2]]}")
 
 
-@pytest.mark.parametrize(("route", "lang"), [("gram", "en"), ("terms", "es"), ("shift", "en")])
-def test_presented_titles_fit_figures_sized_to_a_1280_by_720_projector(page, app_url, route, lang):
+#: Each drawn axis label: its figure's name, its width at its size, and the room the canvas leaves it (it is
+#: centred on the frame).
+_AXIS_LABELS = """() => {
+  const measure = document.createElement("canvas").getContext("2d");
+  const plots = [...Bokeh.index.query((v) => v.model?.toolbar !== undefined && v.canvas_view && v.frame)];
+  const out = [];
+  for (const v of plots) {
+    const frame = v.frame.bbox, box = v.bbox;
+    for (const side of ["below", "above", "left", "right"]) {
+      for (const axis of v.model[side]) {
+        if (typeof axis.axis_label !== "string" || !axis.axis_label) continue;
+        const font = [axis.axis_label_text_font_style, axis.axis_label_text_font_size, axis.axis_label_text_font];
+        measure.font = font.join(" ");
+        const across = side === "below" || side === "above";
+        const room = across ? 2 * Math.min(frame.hcenter, box.width - frame.hcenter)
+                            : 2 * Math.min(frame.vcenter, box.height - frame.vcenter);
+        const wide = Math.max(...axis.axis_label.split("\\n").map((line) => measure.measureText(line).width));
+        out.push([v.model.name, axis.axis_label, wide, room]);
+      }
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize(("route", "lang"), [("gram", "en"), ("terms", "es"), ("shift", "en"), ("order", "es")])
+def test_presented_titles_and_axis_labels_fit_figures_sized_to_a_1280_by_720_projector(page, app_url, route, lang):
     """Presentation mode narrows a figure to fit the window once the page has reported it; the title, fitted
-    at the first width, was then cut ("G = PE·PEᵀ: G[p, q] = S(q ·")."""
+    at the first width, was then cut ("G = PE·PEᵀ: G[p, q] = S(q ·"), and an axis label in type 1.8 times
+    larger lost both ends ("y(original) − y(actual)‖ de la misma")."""
     page.set_viewport_size({"width": 1280, "height": 720})
     assert overflow(page, f"{app_url}/{route}?lang={lang}&present=1", route) <= 0
     wait_until(lambda: page.evaluate(_TITLES) and all(wide <= room for _, wide, room, _, _ in page.evaluate(_TITLES)),
                timeout=10, message=f"titles cut: {[t for t in page.evaluate(_TITLES) if t[1] > t[2]]}")
+    wait_until(lambda: page.evaluate(_AXIS_LABELS)
+               and all(wide <= room for _, _, wide, room in page.evaluate(_AXIS_LABELS)), timeout=10,
+               message=f"axis labels cut: {[a for a in page.evaluate(_AXIS_LABELS) if a[2] > a[3]]}")
 
 
 def title_of(page, name: str) -> tuple[str, str] | None:

@@ -267,6 +267,19 @@ def test_a_size_a_view_sets_later_is_presented_too():
     assert (plot.width, plot.height) == (480, 600)
 
 
+def test_a_presented_axis_asks_for_fewer_ticks_for_its_larger_labels():
+    """Labels 1.8 times larger ran into each other ("−20−15−10") on a figure fitted to a 1280 px window."""
+    from bokeh.models import BasicTicker
+    from bokeh.plotting import figure
+    doc = Document()
+    FigureStyler(doc, dark=False, present=True)
+    plot = figure(width=600, height=400)
+    plot.xaxis.ticker = BasicTicker(desired_num_ticks=9)
+    doc.add_root(plot)
+    assert plot.xaxis.ticker.desired_num_ticks == 5  # 9 / 1.8
+    assert plot.yaxis.ticker.desired_num_ticks == 3  # Bokeh's 6 / 1.8, and never fewer than 3
+
+
 def test_a_light_reading_page_leaves_sizes_alone():
     from bokeh.plotting import figure
     doc = Document()
