@@ -159,6 +159,8 @@ class ScoreAsClocks(LessonSection):
                                   x_range=Range1d(-1.1, 1.1, name="terms_bars_range"), y_range=self.rows_range,
                                   height=560, width=330, tools="", toolbar_location=None)
         fig = self.bars_figure
+        # At its right end: at the left it continued the ridges' title as one line ("… slow below) The terms at k").
+        fig.title.align = "right"
         bars = fig.hbar(y="y", left=0, right="term", height=0.7, source=self.bars, fill_color=COLORS["bar"],
                         line_color=COLORS["ink"], line_width=1, nonselection_fill_alpha=1.0,
                         nonselection_line_alpha=1.0, selection_fill_color=COLORS["bar"], name="terms_bars_glyph")
