@@ -13,8 +13,9 @@ rebuild them; this module restyles the models a page already has:
   sends them again.
 * **presentation**: every font size of a figure becomes at least
   ``PRESENT_MIN_FONT_PX`` px (about twice the reading size), every line of a
-  glyph at least ``PRESENT_MIN_LINE`` px wide, and the figures (their fixed
-  sizes, or the width a stretching one may reach) grow by ``PRESENT_GROWTH``
+  glyph at least ``PRESENT_MIN_LINE`` px wide, every marker ``PRESENT_GROWTH``
+  times larger, and the figures (their fixed sizes, or the width a stretching
+  one may reach) grow by ``PRESENT_GROWTH``
   to carry the larger type, but no larger than the browser's window
   (``FigureStyler.fit``, told by the page when it knows the window's size): on a
   1280 × 720 projector a figure grown to 900 px was taller than the screen. A
@@ -47,7 +48,7 @@ from bokeh.document.events import (
     RootAddedEvent,
 )
 from bokeh.model import Model
-from bokeh.models import Annotation, ColorMapper, ColumnDataSource, ContinuousTicker, Legend, Plot
+from bokeh.models import Annotation, ColorMapper, ColumnDataSource, ContinuousTicker, Legend, Plot, Scatter
 from bokeh.models.glyph import Glyph
 
 #: The dark theme's background: Panel's own dark design's, so figures and widgets sit on one ground.
@@ -205,6 +206,12 @@ def restyle_model(model: Model, *, dark: bool, present: bool) -> None:
             plain, wrapped = _value(getattr(model, name))
             if isinstance(plain, int | float) and 0 < plain < PRESENT_MIN_LINE:
                 setattr(model, name, {"value": PRESENT_MIN_LINE} if wrapped else PRESENT_MIN_LINE)
+        elif present and name == "size" and isinstance(model, Scatter):
+            # A marker's size is in screen px: it grows with the figure (dots of 8 px were specks on a projector).
+            plain, wrapped = _value(getattr(model, name))
+            if isinstance(plain, int | float) and plain > 0:
+                grown = round(plain * PRESENT_GROWTH, 1)
+                setattr(model, name, {"value": grown} if wrapped else grown)
     if present and isinstance(model, ContinuousTicker):
         # Labels 1.8 times larger on an axis that may not grow at all (a figure fitted to a 1280 px window):
         # fewer of them, or they run into each other ("−20−15−10").

@@ -280,6 +280,18 @@ def test_a_presented_axis_asks_for_fewer_ticks_for_its_larger_labels():
     assert plot.yaxis.ticker.desired_num_ticks == 3  # Bokeh's 6 / 1.8, and never fewer than 3
 
 
+def test_presented_markers_grow_with_their_figures():
+    """Marker sizes are screen px: dots of 8 px were specks on a projector while their figure grew 1.5 times."""
+    from bokeh.plotting import figure
+    doc = Document()
+    FigureStyler(doc, dark=False, present=True)
+    plot = figure(width=600, height=400)
+    dots = plot.scatter(x=[0, 1], y=[0, 1], size=8).glyph
+    ring = plot.scatter(x=[0], y=[0], size={"value": 20}).glyph
+    doc.add_root(plot)
+    assert dots.size == 12 and ring.size.value == 30
+
+
 def test_a_light_reading_page_leaves_sizes_alone():
     from bokeh.plotting import figure
     doc = Document()
