@@ -271,3 +271,13 @@ def test_a_base_step_keeps_the_colour_scale_and_sends_the_scores_only():
     assert kept >= len(BASES[1:]) // 3
     rope = np.abs(core.rope_scores(*section.head()[3:], 24, state.base)).max()
     assert section.mappers[0].high == colour_limit(rope)
+
+
+def test_presented_hand_labels_keep_their_larger_type_off_the_hands():
+    """In presentation type 1.8 times taller, "q at m = 0" beside a level hand covered it (16 px from the tip): the
+    labels stand as much further off."""
+    reading = RotaryPosition(ExplorerState(lang="en", pos=0, k=3)).hands.data
+    presented = RotaryPosition(ExplorerState(lang="en", pos=0, k=3, present=True)).hands.data
+    for key in ("dx", "dy"):
+        assert [abs(v) for v in presented[key]] == pytest.approx([abs(v) * 1.8 for v in reading[key]], abs=0.11)
+    assert presented["align"] == reading["align"]

@@ -32,6 +32,7 @@ from bokeh.plotting import figure
 
 from app import core
 from app.strings import number, positions, text
+from components.figure_theme import PRESENT_FONT_SCALE
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
@@ -83,8 +84,9 @@ SIDE = 0.3
 CLOSE = 0.7
 
 
-def _label_places(start: float, end: float, k_ahead: bool) -> dict[str, list]:
-    """Screen offsets and alignments of the q and k hands' labels (hand angles ``start``, ``end``, radians).
+def _label_places(start: float, end: float, k_ahead: bool, gap: float = LABEL_GAP_PX) -> dict[str, list]:
+    """Screen offsets and alignments of the q and k hands' labels (hand angles ``start``, ``end``, radians;
+    ``gap`` px from the tip).
 
     Near the top and bottom of the circle (|x| <= ``SIDE``) a label moves from its tip along the
     circle, away from the other hand (the hand ahead counterclockwise, the k hand if ``k_ahead``,
@@ -102,9 +104,9 @@ def _label_places(start: float, end: float, k_ahead: bool) -> dict[str, list]:
         side = abs(math.cos(angle)) > SIDE
         runs_right = math.cos(angle) < 0 if side else tx > 0
         # The text starts a gap beyond the tip in the direction it runs, so it never covers the tip.
-        places["dx"].append(LABEL_GAP_PX if runs_right else -LABEL_GAP_PX)
-        outer = -LABEL_GAP_PX if math.sin(angle) >= 0 else LABEL_GAP_PX
-        places["dy"].append(outer if side and not close else round(-LABEL_GAP_PX * ty, 1))  # screen y: down
+        places["dx"].append(gap if runs_right else -gap)
+        outer = -gap if math.sin(angle) >= 0 else gap
+        places["dy"].append(outer if side and not close else round(-gap * ty, 1))  # screen y: down
         places["align"].append("left" if runs_right else "right")
     return places
 
@@ -237,7 +239,9 @@ class RotaryPosition(LessonSection):
                 "label": [text(s.lang, "rope_hand_q", m=m), text(s.lang, "rope_hand_k", n=n)],
                 "color": [COLORS["pos"], COLORS["target"]],
                 "dash": ["solid", "dashed"], "marker": ["circle", "square"],
-                **_label_places(start, end, k_ahead=between >= 0)})
+                # In presentation the labels are PRESENT_FONT_SCALE times taller: as much further from the tips.
+                **_label_places(start, end, k_ahead=between >= 0,
+                                gap=LABEL_GAP_PX * (PRESENT_FONT_SCALE if s.present else 1))})
             lo, hi = (start, start + math.radians(between)) if between >= 0 else (start + math.radians(between), start)
             send_changes(self.arc, {"start": [round(lo, HAND_DECIMALS)], "end": [round(hi, HAND_DECIMALS)]})
             self.angle.object = readout(s.lang, "rope_angle", angle=between, offset=n - m)
