@@ -244,7 +244,6 @@ class FigureStyler:
         #: height; ``None`` until the page reports it).
         self.reading: WeakKeyDictionary[Plot, ReadingSize] = WeakKeyDictionary()
         self.window: tuple[int, int] | None = None
-        self._sizing = False
         doc.on_change(self._on_change)
 
     @property
@@ -290,13 +289,11 @@ class FigureStyler:
             self._size(plot)
 
     def _size(self, plot: Plot) -> None:
-        self._sizing = True
-        try:
-            for name, value in self.reading[plot].presented(self.window).items():
-                if getattr(plot, name) != value:
-                    setattr(plot, name, value)
-        finally:
-            self._sizing = False
+        # Set with this styler as the change's setter: inside a hold (a step's one message) the document's
+        # callbacks, this one's too, see the change only after the hold, when no flag would still be up.
+        for name, value in self.reading[plot].presented(self.window).items():
+            if getattr(plot, name) != value:
+                plot.lookup(name).__set__(plot, value, setter=self)
 
     def _data_colors(self, source: ColumnDataSource) -> None:
         """Colours held in a source's colour columns, mapped like the figures' own (dark theme only).
@@ -322,7 +319,7 @@ class FigureStyler:
             return
         # A view that sizes its figure again (one that grows with its rows) sets its reading size: present it.
         if isinstance(event, ModelChangedEvent) and event.attr in ("width", "height", "max_width") \
-                and not self._sizing and event.model in self.reading:
+                and event.setter is not self and event.model in self.reading:
             self.reading[event.model] = replace(self.reading[event.model], **{event.attr: event.new})
             self._size(event.model)
             return

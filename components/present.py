@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import panel as pn
 import param
 
-from app.fastsync import one_message
+from app.fastsync import mark_connected, one_message
 from app.state import ExplorerState, Notice
 from app.strings import minus_sign, text
 from components.animation import animation_for
@@ -121,6 +121,7 @@ class PageLook(PlainJSComponent):
         if self._styler is None or len(self.window) != 2 or not all(
                 type(side) is int and 0 < side <= MAX_WINDOW_PX for side in self.window):
             return
+        mark_connected()  # the browser that reports holds the document: the sizes must reach it
         with one_message():
             self._styler.fit(*self.window)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 
 import panel as pn
 import pytest
@@ -246,6 +247,31 @@ def test_a_presented_figure_fits_the_window_and_keeps_its_shape():
     assert (plot.width, plot.height) == (620, 600)
     styler.fit(800, 5000)  # a tall narrow window: the width decides, 760/620
     assert (plot.width, plot.height) == (760, round(600 * 760 / 620))
+
+
+def test_a_fit_made_in_one_message_is_not_taken_for_a_view_sizing_its_figure():
+    """The page's window report is applied in one message (a hold): the document's callbacks, the styler's own,
+    see its changes only after the hold. It took its own 680 for a reading size, and a 1080-pixel window then
+    gave 1020 px instead of 900."""
+    from panel.io.state import set_curdoc
+
+    from app import fastsync
+    plot, styler = presented(width=620, height=600, sizing_mode="fixed")
+    # As a served session whose browser holds the document (Panel's hold drops the changes otherwise).
+    pn.state._connected[plot.document] = True
+    pn.state._thread_id_[plot.document] = threading.get_ident()
+    with set_curdoc(plot.document):
+        with fastsync.one_message():
+            styler.fit(1280, 720)
+        assert (plot.width, plot.height) == (703, 680)
+        with fastsync.one_message():
+            styler.fit(1920, 1080)
+        assert (plot.width, plot.height) == (930, 900)
+        with fastsync.one_message():  # a view's own size, in a step, is still its reading size
+            plot.height = 500
+        assert (plot.width, plot.height) == (930, 750)
+    pn.state._connected.pop(plot.document, None)
+    pn.state._thread_id_.pop(plot.document, None)
 
 
 def test_a_stretching_figure_keeps_its_width_and_fits_its_height():
