@@ -222,10 +222,15 @@ def restyle_model(model: Model, *, dark: bool, present: bool) -> None:
             setattr(model, name, round(getattr(model, name) * PRESENT_GROWTH))
         model.spacing = max(model.spacing, PRESENT_LEGEND_SPACING)
     if present and isinstance(model, Plot):
-        # The figure's own size: FigureStyler.present_size, which knows the window.
+        # The figure's own size: FigureStyler._size, which knows the window.
         for border in ("min_border_left", "min_border_bottom"):
             if getattr(model, border):
                 setattr(model, border, round(getattr(model, border) * PRESENT_GROWTH))
+        # A list under the figure, in type 1.8 times larger, took half a fitted figure's height (the learned
+        # table's four starts): in two columns it takes half as many rows.
+        for legend in model.below:
+            if isinstance(legend, Legend) and legend.orientation == "vertical" and legend.ncols == "auto":
+                legend.ncols = 2
 
 
 class FigureStyler:
@@ -272,11 +277,6 @@ class FigureStyler:
             if self.present:
                 self.reading[plot] = ReadingSize.of(plot)
                 self._size(plot)
-                # A list under the figure, in type 1.8 times larger, took half a fitted figure's height (the
-                # learned table's four starts): in two columns it takes half as many rows.
-                for legend in plot.below:
-                    if isinstance(legend, Legend) and legend.orientation == "vertical" and legend.ncols == "auto":
-                        legend.ncols = 2
         return count
 
     def fit(self, width: int, height: int) -> None:

@@ -57,60 +57,43 @@ class TitleFit(PlainJSComponent):
         while (fits > value * model.min_share && widthOf(font, `${fits}${unit}`, text) > room) fits -= 0.5;
         return widthOf(font, `${fits}${unit}`, text) <= room ? fits : null;
       };
-      // An axis label is centred on the frame, in one line; the canvas cuts it at either end of the figure.
-      const SIDES = {below: "h", above: "h", left: "v", right: "v"};
-      const LINE_SHARE = 0.8;
-      const fitAxes = (view) => {
-        const frame = view.frame.bbox, box = view.bbox;
-        for (const [side, across] of Object.entries(SIDES)) {
-          for (const axis of view.model[side] ?? []) {
-            if (typeof axis?.axis_label !== "string" || !axis.axis_label
-                || typeof axis.axis_label_text_font_size !== "string") continue;
-            const server = given.get(axis) ?? { size: axis.axis_label_text_font_size, text: axis.axis_label };
-            given.set(axis, server);
-            const parsed = /^([0-9.]+)(pt|px)$/.exec(server.size);
-            if (!parsed) continue;
-            const [value, unit] = [parseFloat(parsed[1]), parsed[2]];
-            const room = across === "h" ? 2 * Math.min(frame.hcenter, box.width - frame.hcenter) - 8
-                                        : 2 * Math.min(frame.vcenter, box.height - frame.vcenter) - 8;
-            const font = { style: axis.axis_label_text_font_style, family: axis.axis_label_text_font };
-            // One line if it fits at LINE_SHARE of its size or more, else two lines as large as they fit.
-            let text = server.text;
-            let fits = largestFitting(font, text, value, unit, room);
-            if ((fits === null || fits < value * LINE_SHARE) && !text.includes("\\n")) {
-              const broken = largestFitting(font, twoLines(text), value, unit, room);
-              if (broken !== null && broken > (fits ?? 0)) [text, fits] = [twoLines(text), broken];
-            }
-            const wanted = { axis_label_text_font_size: `${fits ?? value * model.min_share}${unit}`, axis_label: text };
-            if (axis.axis_label_text_font_size !== wanted.axis_label_text_font_size || axis.axis_label !== text) {
-              fitting = true;
-              try { axis.setv(wanted, { sync: false }); } finally { fitting = false; }
-            }
-          }
-        }
-      };
-      const fitOne = (view) => {
-        const title = view.model.title;
-        if (!title || typeof title.text !== "string" || !title.text || !view.frame) return;
-        const server = given.get(title) ?? { size: title.text_font_size, text: title.text };
-        given.set(title, server);
+      // A title starts over the frame's left edge, an axis label is centred on the frame; each is drawn in
+      // one line unless its text has two. An axis label takes two lines rather than shrink below line_share of
+      // its size; a title only when one line does not fit at all.
+      const TITLE = { size: "text_font_size", text: "text", style: "text_font_style", font: "text_font",
+                      line_share: 0 };
+      const AXIS = { size: "axis_label_text_font_size", text: "axis_label", style: "axis_label_text_font_style",
+                     font: "axis_label_text_font", line_share: 0.8 };
+      const fitText = (target, kind, room) => {
+        const shown = target?.[kind.text];
+        if (typeof shown !== "string" || !shown || typeof target[kind.size] !== "string") return;
+        const server = given.get(target) ?? { size: target[kind.size], text: target[kind.text] };
+        given.set(target, server);
         const parsed = /^([0-9.]+)(pt|px)$/.exec(server.size);
         if (!parsed) return;
         const [value, unit] = [parseFloat(parsed[1]), parsed[2]];
-        // The title starts over the frame's left edge and the canvas ends at the figure's right edge.
-        const room = view.bbox.width - view.frame.bbox.left - 6;
-        const font = { style: title.text_font_style, family: title.text_font };
+        const font = { style: target[kind.style], family: target[kind.font] };
         let text = server.text;
         let fits = largestFitting(font, text, value, unit, room);
-        if (fits === null && !text.includes("\\n")) {
-          // Too long for one line even at the smallest size: two lines, as large as they fit.
-          text = twoLines(text);
-          fits = largestFitting(font, text, value, unit, room) ?? value * model.min_share;
+        if ((fits === null || fits < value * kind.line_share) && !text.includes("\\n")) {
+          const broken = largestFitting(font, twoLines(text), value, unit, room);
+          if (fits === null || (broken !== null && broken > fits)) [text, fits] = [twoLines(text), broken];
         }
-        const wanted = { text_font_size: `${fits ?? value * model.min_share}${unit}`, text };
-        if (title.text_font_size !== wanted.text_font_size || title.text !== wanted.text) {
+        const size = `${fits ?? value * model.min_share}${unit}`;
+        if (target[kind.size] !== size || target[kind.text] !== text) {
           fitting = true;
-          try { title.setv(wanted, { sync: false }); } finally { fitting = false; }
+          try { target.setv({ [kind.size]: size, [kind.text]: text }, { sync: false }); } finally { fitting = false; }
+        }
+      };
+      const SIDES = { below: "h", above: "h", left: "v", right: "v" };
+      const fitFigure = (view) => {
+        const frame = view.frame.bbox, box = view.bbox;
+        // The canvas ends at the figure's right edge.
+        fitText(view.model.title, TITLE, box.width - frame.left - 6);
+        for (const [side, across] of Object.entries(SIDES)) {
+          const room = across === "h" ? 2 * Math.min(frame.hcenter, box.width - frame.hcenter) - 8
+                                      : 2 * Math.min(frame.vcenter, box.height - frame.vcenter) - 8;
+          for (const axis of view.model[side] ?? []) fitText(axis, AXIS, room);
         }
       };
       const soon = () => { if (!frame) frame = requestAnimationFrame(fitAll); };
@@ -123,19 +106,19 @@ class TitleFit(PlainJSComponent):
           // A figure can change size with the page unchanged (presentation mode fits it to the window once
           // the page has reported it): each figure's own box is watched too.
           if (!watched.has(view.el)) { watched.add(view.el); observer.observe(view.el); }
-          try { fitOne(view); fitAxes(view); } catch (error) { console.debug("title fit", error); }
+          if (!view.frame) continue;
+          try { fitFigure(view); } catch (error) { console.debug("title fit", error); }
         }
       };
       const doc = window.Bokeh?.documents?.[0];
       doc?.on_change?.((event) => {
         if (fitting) return;
         const model = event.model;
-        if (model?.type === "Title") {
-          // The server set a new text or size (presentation mode): fit from those.
-          given.set(model, { size: model.text_font_size, text: model.text });
-          soon();
-        } else if (event.attr === "axis_label" || event.attr === "axis_label_text_font_size") {
-          given.set(model, { size: model.axis_label_text_font_size, text: model.axis_label });
+        // The server set a new text or size (presentation mode): fit from those.
+        const kind = model?.type === "Title" ? TITLE
+          : event.attr === AXIS.text || event.attr === AXIS.size ? AXIS : null;
+        if (kind) {
+          given.set(model, { size: model[kind.size], text: model[kind.text] });
           soon();
         }
       });
