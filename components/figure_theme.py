@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from weakref import WeakKeyDictionary, WeakSet
 
 from bokeh.colors import named
-from bokeh.core.property.vectorization import Value
+from bokeh.core.property.vectorization import Field, Value
 from bokeh.document import Document
 from bokeh.document.events import (
     ColumnDataChangedEvent,
@@ -227,9 +227,11 @@ def restyle_model(model: Model, *, dark: bool, present: bool) -> None:
             if getattr(model, border):
                 setattr(model, border, round(getattr(model, border) * PRESENT_GROWTH))
         # A list under the figure, in type 1.8 times larger, took half a fitted figure's height (the learned
-        # table's four starts): in two columns it takes half as many rows.
+        # table's four starts, one entry per value of a data column): in two columns it takes half as many
+        # rows. Two fixed entries stay one above the other (side by side they were wider than the figure).
         for legend in model.below:
-            if isinstance(legend, Legend) and legend.orientation == "vertical" and legend.ncols == "auto":
+            if isinstance(legend, Legend) and legend.orientation == "vertical" and legend.ncols == "auto" and (
+                    len(legend.items) > 2 or any(isinstance(item.label, Field) for item in legend.items)):
                 legend.ncols = 2
 
 

@@ -329,6 +329,28 @@ def test_a_light_reading_page_leaves_sizes_alone():
     assert (plot.width, plot.height) == (620, 200)
 
 
+def test_a_presented_list_under_a_figure_takes_two_columns_unless_it_is_two_fixed_entries():
+    """In type 1.8 times larger the learned table's four starts, listed under its figure, took half the figure's
+    height; the order figure's two entries side by side were wider than the figure."""
+    from bokeh.models import LegendItem
+    from bokeh.plotting import figure
+
+    def presented_legend(*labels) -> Legend:
+        doc = Document()
+        FigureStyler(doc, dark=False, present=True)
+        plot = figure(width=600, height=400)
+        dots = plot.scatter(x=[0], y=[0])
+        legend = Legend(items=[LegendItem(label=label, renderers=[dots]) for label in labels])
+        plot.add_layout(legend, "below")
+        doc.add_root(plot)
+        return legend
+
+    assert presented_legend({"field": "start"}).ncols == 2  # one entry per start in the data
+    assert presented_legend("S(k)", {"field": "start"}).ncols == 2
+    assert presented_legend("a", "b", "c").ncols == 2
+    assert presented_legend("without PE", "with PE").ncols == "auto"
+
+
 def test_presented_legends_grow_their_gaps_with_their_labels():
     """At presentation size, the default 3 px between entries ran each label into the next swatch."""
     _, doc = styled_clocks(dark=False, present=True)
