@@ -421,8 +421,10 @@ class FastDiscreteSlider(pn.widgets.DiscreteSlider):
     #: The title's markup around Panel's label (``{}``); ``components.theme.SliderTitle`` shows it.
     TITLE_WRAP = '<span class="pe-slider-title">{}</span>'
     # Panel fills in {labels} with str.format (the link has no braces of its own).
-    _text_link = ("\n    var labels = {labels}\n    target.data.text = " + json.dumps(TITLE_WRAP.split("{}")[0])
-                  + " + labels[source.value] + " + json.dumps(TITLE_WRAP.split("{}")[1]) + "\n")
+    # Set in the page only (``sync: false``): the server sets the same text in its reply to the step, so the
+    # browser's copy sent back was a third message per key that Panel processed after its debounce, for nothing.
+    _text_link = ("\n    var labels = {labels}\n    target.data.setv({{text: " + json.dumps(TITLE_WRAP.split("{}")[0])
+                  + " + labels[source.value] + " + json.dumps(TITLE_WRAP.split("{}")[1]) + "}}, {{sync: false}})\n")
 
     def __init__(self, title_name: str = "discrete_slider_title", **params) -> None:
         """``title_name``: the name of the title's data model (unique on its page)."""

@@ -79,7 +79,9 @@ def scroll_through(page, timeout: float = 120.0) -> None:
 def slider_label(group) -> str:
     """A slider group's label, its title without the value (textContent: a lesson section off screen is
     not rendered, content-visibility, so it has no innerText)."""
-    return (group.locator(".bk-slider-title").first.text_content() or "").split(":")[0].strip()
+    title = (group.locator(".bk-slider-title").first.text_content() or "").split(":")[0].strip()
+    # A discrete slider (base) has no title of its own: its handle's accessible name (components.a11y) is it.
+    return title or (group.locator(".noUi-handle").first.get_attribute("aria-label") or "").strip()
 
 
 def walk_back(page, handle, start: float, timeout: float = 60.0) -> None:

@@ -199,7 +199,7 @@ def trace_page(browser, key: str, port: int, size: str, param: str, presses: int
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.trace", description=__doc__.splitlines()[0])
-    parser.add_argument("--param", default="k", choices=("k", "pos", "pair", "d_model", "T"))
+    parser.add_argument("--param", default="k", choices=("k", "pos", "pair", "d_model", "T", "base"))
     parser.add_argument("--section", default=LESSON_SECTION, help="the lesson page's section (its slug)")
     parser.add_argument("--size", default="lesson", choices=("lesson", "largest"))
     parser.add_argument("--pages", default="floor,explore,lesson")

@@ -68,10 +68,9 @@ def test_section_rows_are_the_terms(lesson):
     _, view = lesson
     data = view.ridges.data
     assert data["pair"].tolist() == list(range(16)) and data["size"].tolist() == [1] * 16
+    assert "k" not in data  # each row's offsets are -(n-1)/2 … (n-1)/2 for its n terms, made in the browser
     for row in (0, 5, 15):
-        k = np.asarray(data["k"][row])
-        assert k.tolist() == list(range(-23, 24))
-        expected = [term_by_hand(x, row, 32, 10_000) for x in k]
+        expected = [term_by_hand(x, row, 32, 10_000) for x in range(-23, 24)]
         np.testing.assert_allclose(data["term"][row], expected, atol=1e-6)  # float32 for drawing
     bars = view.bars.data["term"]
     assert bars.tolist() == pytest.approx([term_by_hand(3, i, 32, 10_000) for i in range(16)], abs=1e-12)
@@ -105,7 +104,10 @@ def test_wide_and_long_tables_are_grouped_and_windowed():
     view = ScoreAsClocks(state)
     data = view.ridges.data
     assert len(data["row"]) == 32 and set(data["size"].tolist()) == {16}
-    assert np.asarray(data["k"][0]).tolist() == list(range(-MAX_SHOWN, MAX_SHOWN + 1))
+    assert len(data["term"][0]) == 2 * MAX_SHOWN + 1  # k = -511 … 511, each band the sum of its 16 pairs
+    for column, k in ((0, -MAX_SHOWN), (MAX_SHOWN, 0), (2 * MAX_SHOWN, MAX_SHOWN)):
+        assert data["term"][31][column] == pytest.approx(
+            math.fsum(term_by_hand(k, i, 1024, 10_000) for i in range(496, 512)), abs=1e-4)
     assert float(view.bars.data["term"].sum()) == pytest.approx(score_by_hand(700, 1024, 10_000), abs=1e-9)
     assert "band of up to 16" in view.note.object and "−511 … 511" in view.note.object
     # 33 pairs: 32 rows is the limit, ceil(33/32) = 2 pairs per band, so 17 bands, the last of one pair.
@@ -154,3 +156,57 @@ def test_one_position_says_why_the_rows_have_no_curve():
     assert "single point, cos 0 = 1" in section.note.object
     section.state.T = 2
     assert "single point" not in section.note.object
+
+
+#: What the page draws: each ridge's x (the offsets, made in the browser from the row's terms), and the left and
+#: right edges of the curve's and the ridges' frames (px in the page).
+_DRAWN_JS = """() => {
+  const out = {xs: null, frames: {}};
+  const seen = new Set();
+  const visit = (view) => {
+    if (!view || seen.has(view)) return;
+    seen.add(view);
+    for (const [model, renderer] of view.renderer_views ?? []) {
+      if (model.name === "terms_ridges") {
+        const xs = renderer.glyph.xs;
+        out.xs = Array.from({length: xs.length}, (_, i) => Array.from(xs.get(i)));
+      }
+    }
+    if (["terms_score_plot", "terms_plot"].includes(view.model?.name) && view.frame) {
+      const box = view.el.getBoundingClientRect(), frame = view.frame.bbox;
+      out.frames[view.model.name] = [box.left + frame.left, box.left + frame.right];
+    }
+    for (const child of view.child_views ?? []) visit(child);
+  };
+  for (const view of Object.values(Bokeh.index)) visit(view);
+  return out;
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("present", [False, True])
+def test_the_ridges_are_drawn_at_their_offsets_under_the_curve(page, app_url, present, console_errors):
+    """Each ridge is drawn over k = -(T-1) … T-1 (made in the page from its terms), and the curve's k axis lies
+    over the ridges' one: the two dashed k lines are one line. In presentation at 1280 × 720 the bars beside the
+    ridges are wider, and the room beside the curve followed them only when the page was built (71 px apart)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{app_url}/terms?lang=en&d_model=32&T=24&k=3" + ("&present=1" if present else ""))
+    wait_for_source(page, "score_terms", lambda d: len(d["row"]) == 16)
+
+    def drawn_at(last: int) -> bool:
+        xs = page.evaluate(_DRAWN_JS)["xs"]
+        return xs is not None and len(xs) == 16 and all(row == list(range(-last, last + 1)) for row in xs)
+
+    wait_until(lambda: drawn_at(23), timeout=15, message="the ridges are not drawn over k = -23 … 23")
+    if present:  # fitted to the window: less than 1.5 × its reading width
+        wait_until(lambda: model_property(page, "terms_bars_plot", "width") < 495, timeout=15,
+                   message="the presented figures were never fitted to the window")
+
+    def aligned() -> bool:
+        frames = page.evaluate(_DRAWN_JS)["frames"]
+        return len(frames) == 2 and frames["terms_score_plot"] == pytest.approx(frames["terms_plot"], abs=1)
+
+    wait_until(aligned, timeout=15, message=f"the k axes are not one over the other: {page.evaluate(_DRAWN_JS)}")
+    press(page, "T (positions)", "ArrowRight")
+    wait_until(lambda: drawn_at(24), timeout=15, message="a T step did not redraw the ridges over k = -24 … 24")
+    assert console_errors == []

@@ -24,6 +24,9 @@ RECORD_JS = """() => {
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_a_key_press_retitles_the_base_slider_without_a_div(page, app_url, lang, console_errors):
+    sent: list[str] = []  # the page's websocket frames to the server
+    page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame if isinstance(frame, str)
+                                                                                 else "")))
     page.goto(f"{app_url}/explore?lang={lang}&d_model=32&T=24&base=10000")
     wait_until(lambda: plots_drawn(page, 4), timeout=60, message="/explore never drew its figures")
     label = text(lang, "base")
@@ -32,6 +35,7 @@ def test_a_key_press_retitles_the_base_slider_without_a_div(page, app_url, lang,
     assert page.locator(".pe-slider-title").inner_text() == f"{label}: 10000"
     page.evaluate(RECORD_JS)
     handle.focus()
+    sent.clear()
     handle.press("ArrowRight")
     following = BASES[BASES.index(10_000) + 1]
     # The browser's own link retitles the slider at once; the server's reply sets the same text.
@@ -41,6 +45,9 @@ def test_a_key_press_retitles_the_base_slider_without_a_div(page, app_url, lang,
     assert page.locator(".pe-slider-title").inner_text() == f"{label}: {following}"
     wait_until(lambda: any(t == "ColumnDataSource" for t, _ in page.evaluate("() => window.__changes")), timeout=15,
                message="the views never followed the key")
+    # The key sent the slider's value, not the title its link set in the page (the server sets it too).
+    assert any('"value"' in frame for frame in sent), sent
+    assert not any("pe-slider-title" in frame for frame in sent), sent
     changed_types = {t for t, _ in page.evaluate("() => window.__changes")}
     assert "Div" not in changed_types, changed_types
     assert page.evaluate("""() => [...Bokeh.documents[0].all_models].filter((m) => m.type === "Div"

@@ -31,12 +31,14 @@ import param
 from bokeh.models import (
     CDSView,
     ColumnDataSource,
+    CustomJS,
     CustomJSTickFormatter,
     CustomJSTransform,
     FixedTicker,
     HoverTool,
     IndexFilter,
     Range1d,
+    Spacer,
     Span,
     TapTool,
 )
@@ -58,12 +60,18 @@ RIDGE = 0.42
 
 # The ridge of row r is drawn at height -r + RIDGE * term / size: computed in the browser, so the
 # source carries the terms themselves (what a test or an embed reads), not a second copy shifted.
+# Its x are the offsets shown, -(n-1)/2 … (n-1)/2 for a row of n terms (``shown_offsets``), also made in the
+# browser: as a column they were the row's offsets again in every row, half of a size step's message.
+_RIDGE_X = """
+return xs.map((terms) => { const half = (terms.length - 1) / 2; return Array.from(terms, (_, j) => j - half); });
+"""
 _RIDGE_Y = """
 const data = source.data;
 const get = (name) => data instanceof Map ? data.get(name) : data[name];
 const rows = get('row'), sizes = get('size');
 return xs.map((terms, r) => Array.from(terms, (t) => -rows[r] + ridge * t / sizes[r]));
 """
+_FOLLOW_WIDTH = "room.width = cb_obj.width"
 _ROW_LABEL = """
 const r = Math.round(-tick);
 if (r < 0 || r >= starts.length) return '';
@@ -84,14 +92,14 @@ def row_of(pair: int, starts: np.ndarray) -> int:
 
 
 def ridge_data(T: int, d_model: int, base: float) -> dict[str, list | np.ndarray]:
-    """One row per band: its first and last pair, its size and its term at every offset shown."""
+    """One row per band: its first and last pair, its size and its term at every offset shown (``shown_offsets``)."""
     starts = core.pair_bands(d_model, MOST_ROWS)
     k = shown_offsets(T)
     terms = core.band_terms(k, d_model, base, starts).T.astype(np.float32)  # (rows, offsets)
     last = np.append(starts[1:], d_model // 2) - 1
     return {"row": np.arange(starts.size, dtype=np.int32), "pair": starts.astype(np.int32),
             "last": last.astype(np.int32), "size": (last - starts + 1).astype(np.int32),
-            "k": [k] * starts.size, "term": list(terms)}
+            "term": list(terms)}
 
 
 def bars_data(k: int, d_model: int, base: float) -> dict[str, np.ndarray]:
@@ -113,7 +121,7 @@ class ScoreAsClocks(LessonSection):
         self.curve = ColumnDataSource(name="terms_curve", data={"k": [], "score": []})
         self.marker = ColumnDataSource(name="terms_marker", data={"k": [], "score": []})
         self.ridges = ColumnDataSource(name="score_terms", data={"row": [], "pair": [], "last": [], "size": [],
-                                                                 "k": [], "term": []})
+                                                                 "term": []})
         self.bars = ColumnDataSource(name="terms_bars", data={"y": [], "term": []})
         self.selected_ridge = IndexFilter(indices=[0], name="terms_selected_ridge")
         self.selected_bar = IndexFilter(indices=[0], name="terms_selected_bar")
@@ -135,11 +143,12 @@ class ScoreAsClocks(LessonSection):
                                    y_range=self.rows_range, height=560, sizing_mode="stretch_width",
                                    tools="", toolbar_location=None, min_border_left=140)
         fig = self.ridge_figure
+        ridge_x = transform("term", CustomJSTransform(v_func=_RIDGE_X))
         ridge_y = transform("term", CustomJSTransform(args={"source": self.ridges, "ridge": RIDGE}, v_func=_RIDGE_Y))
-        ridges = fig.multi_line(xs="k", ys=ridge_y, source=self.ridges, line_color=COLORS["bar"], line_width=1.6,
+        ridges = fig.multi_line(xs=ridge_x, ys=ridge_y, source=self.ridges, line_color=COLORS["bar"], line_width=1.6,
                                 nonselection_line_alpha=1.0, selection_line_color=COLORS["bar"],
                                 name="terms_ridges")
-        fig.multi_line(xs="k", ys=ridge_y, source=self.ridges, view=CDSView(filter=self.selected_ridge),
+        fig.multi_line(xs=ridge_x, ys=ridge_y, source=self.ridges, view=CDSView(filter=self.selected_ridge),
                        line_color=COLORS["selected"], line_width=4.5, level=MOVING,
                        name="terms_selected_ridge_line")
         fig.xaxis.axis_label = text(lang, "terms_x")
@@ -184,14 +193,23 @@ class ScoreAsClocks(LessonSection):
         self.bars.selected.on_change("indices", self._on_tap)
 
         self.note = LiveHTML(name="terms_note", sizing_mode="stretch_width")
+        # Beside the curve, as wide as the bars beside the ridges: the curve's k axis stays over the ridges' (a
+        # presentation widens the bars; the k lines were 71 px apart at 1280 px).
+        # Two links: a size the styler sets in a step's one message reaches Python callbacks no more (Panel sends
+        # the held events itself), and one set while the page is built is in the first document already.
+        self.bars_room = Spacer(width=self.bars_figure.width, name="terms_bars_room")
+        self.bars_figure.js_on_change("width", CustomJS(args={"room": self.bars_room}, code=_FOLLOW_WIDTH))
+        self.bars_figure.on_change("width", self._follow_bars)
         self.figures = pn.Column(
-            # The spacer keeps the curve's k axis over the ridges' (the bars sit right of them).
-            pn.Row(pn.pane.Bokeh(self.score_figure, sizing_mode="stretch_width"), pn.Spacer(width=340),
+            pn.Row(pn.pane.Bokeh(self.score_figure, sizing_mode="stretch_width"), pn.pane.Bokeh(self.bars_room),
                    sizing_mode="stretch_width"),
             pn.Row(pn.pane.Bokeh(self.ridge_figure, sizing_mode="stretch_width"),
                    pn.pane.Bokeh(self.bars_figure, width=340), sizing_mode="stretch_width"),
             self.note, sizing_mode="stretch_width", name="terms_view")
         self._update_sizes()
+
+    def _follow_bars(self, attr, old, new) -> None:
+        self.bars_room.width = new
 
     def _on_tap(self, attr, old, new) -> None:
         if new:
