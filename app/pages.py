@@ -434,6 +434,9 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
                  section_pager(state, slug, alone=True),
                  AddressBar(state, title=f"{section_title(slug, state.lang)} · {text(state.lang, 'page_title')}"),
                  *page_extras(state, "section")]
+        for part in parts:
+            if isinstance(part, PageKeys):
+                part.plays = plays  # no space bar for a play the page does not show
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                          stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-embed"])
 

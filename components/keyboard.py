@@ -1,6 +1,6 @@
 """Keyboard shortcuts for the whole page, and the help overlay that lists them.
 
-← → move pos, ↑ ↓ move k, ``[`` ``]`` move the pair, space plays or pauses, ``+`` ``-``
+← → move pos, ↑ ↓ move k, ``[`` ``]`` move the pair, space plays or pauses (on a page with play), ``+`` ``-``
 change the play speed, ``?`` opens the help; in presentation mode PageDown/PageUp (what a
 presenter's clicker sends) move between slides and Escape leaves. They work without
 clicking anything first (the listener is on the window) and never take a key from a
@@ -35,6 +35,8 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("keys_escape", "keys_escape_help"),
     ("keys_help", "keys_help_help"),
 )
+#: The shortcuts of play, which a page without it has not.
+PLAY_SHORTCUTS = frozenset({"keys_play", "keys_speed"})
 #: What a message from the browser may ask for, and the state parameter it moves.
 MOVES = {"pos": "pos", "k": "k", "pair": "pair"}
 
@@ -43,6 +45,9 @@ class PageKeys(PlainJSComponent):
     """The page's keyboard shortcuts (see the module) and its help overlay (``?``)."""
 
     present = param.Boolean(default=False, doc="Whether the page is in presentation mode (PageUp/PageDown, Escape).")
+    plays = param.Boolean(default=True, doc=(
+        "Whether the page has play (a section's own page has none where pos and k move nothing): space and "
+        "+/- are its shortcuts, listed in the help only then."))
     help_title = param.String(default="", doc="Title of the help overlay.")
     help_rows = param.List(default=[], doc="[keys, what they do] per shortcut, in the page's language.")
     close_label = param.String(default="", doc="Name of the overlay's close button.")
@@ -168,9 +173,9 @@ class PageKeys(PlainJSComponent):
           case "ArrowDown": what = {move: "k", by: -1}; break;
           case "]": what = {move: "pair", by: 1}; break;
           case "[": what = {move: "pair", by: -1}; break;
-          case " ": case "Spacebar": what = {play: "toggle"}; break;
-          case "+": case "=": what = {speed: 1}; break;
-          case "-": case "_": case "\\u2212": what = {speed: -1}; break;
+          case " ": case "Spacebar": if (model.plays) what = {play: "toggle"}; break;
+          case "+": case "=": if (model.plays) what = {speed: 1}; break;
+          case "-": case "_": case "\\u2212": if (model.plays) what = {speed: -1}; break;
           case "PageDown": if (model.present) what = {slide: 1}; break;
           case "PageUp": if (model.present) what = {slide: -1}; break;
           case "?": event.preventDefault(); open(); return;
@@ -193,11 +198,17 @@ class PageKeys(PlainJSComponent):
         params.setdefault("name", "page_keys")
         super().__init__(
             present=state.present, help_title=text(lang, "keys_title"), close_label=text(lang, "keys_close"),
-            help_rows=[[text(lang, keys), text(lang, what)] for keys, what in SHORTCUTS],
             width=0, height=0, margin=0, **params)
         self.state = state
+        self._list_shortcuts()
         #: Called with +1 or -1 on PageDown / PageUp in presentation mode (set by the presentation).
         self.on_slide = None
+
+    @param.depends("plays", watch=True)
+    def _list_shortcuts(self) -> None:
+        lang = self.state.lang
+        self.help_rows = [[text(lang, keys), text(lang, what)] for keys, what in SHORTCUTS
+                          if self.plays or keys not in PLAY_SHORTCUTS]
 
     def _handle_msg(self, msg: object) -> None:
         # Whatever a client sends: only these shapes are read, every number is clamped by the state's bounds.
@@ -219,9 +230,9 @@ class PageKeys(PlainJSComponent):
             if isinstance(msg.get("move"), str) and msg["move"] in MOVES and by is not None:
                 self.move(MOVES[msg["move"]], by)
                 refresh_address(self.state)
-            elif msg.get("play") == "toggle":
+            elif msg.get("play") == "toggle" and self.plays:
                 self.state.play = not self.state.play
-            elif step(msg.get("speed")) is not None:
+            elif step(msg.get("speed")) is not None and self.plays:
                 animation.faster(msg["speed"])
             elif step(msg.get("slide")) is not None and self.on_slide is not None:
                 self.on_slide(msg["slide"])

@@ -12,10 +12,11 @@ from bokeh.models import ColumnDataSource, Legend, Plot
 from bokeh.models.glyph import Glyph
 
 from app.state import SPEEDS, ExplorerState
+from app.strings import text
 from components.animation import Animation
 from components.clocks import PairClocks
 from components.figure_theme import DARK_BACKGROUND, FigureStyler, dark_color, present_font_size
-from components.keyboard import PageKeys
+from components.keyboard import SHORTCUTS, PageKeys
 from components.present import DARK_VARIABLES, Slide, bar_html, choose_slide
 from components.theme import COLORS
 
@@ -131,6 +132,21 @@ def test_space_and_speed_keys_reach_the_animation():
     finally:
         keys._handle_msg({"play": "toggle"})
     assert not state.play
+
+
+def test_a_page_without_play_takes_no_play_or_speed_from_a_client():
+    """The page's keys say so in the browser; a client that sends them anyway changes nothing either."""
+    state = ExplorerState()
+    keys = PageKeys(state)
+    keys.plays = False
+    keys._handle_msg({"play": "toggle"})
+    keys._handle_msg({"speed": 1})
+    assert not state.play and state.speed == 3
+    listed = [keys_ for keys_, _ in keys.help_rows]
+    assert text("en", "keys_play") not in listed and text("en", "keys_speed") not in listed
+    assert len(listed) == len(SHORTCUTS) - 2
+    keys.plays = True
+    assert len(keys.help_rows) == len(SHORTCUTS)
 
 
 def test_page_down_moves_the_slide_only_through_the_presentation():

@@ -149,10 +149,24 @@ def test_space_plays_and_pauses_and_plus_minus_change_the_speed(page, app_url, c
 
 @pytest.mark.parametrize(("route", "count"), [("order", 0), ("quiz", 0), ("mistakes", 1), ("hands", 1)])
 def test_a_section_page_shows_play_only_where_play_moves_something(page, app_url, route, count):
-    """Play runs pos or k; the sentences and the quiz use neither (tests/test_sections_in_place.py)."""
-    page.goto(f"{app_url}/{route}?lang=en")
+    """Play runs pos or k; the sentences and the quiz use neither (tests/test_sections_in_place.py). Where the page
+    has no play, neither has its keyboard: space started a play nobody could see or stop with a button."""
+    page.goto(f"{app_url}/{route}?lang=en&speed=20")
     expect(page.get_by_role("button", name=text("en", "present_enter"))).to_be_visible(timeout=30_000)
     expect(page.get_by_role("button", name=text("en", "animation_play"))).to_have_count(count)
+    wait_until(lambda: model_property(page, "page_keys", "motion"), message="the page's keys are wired")
+    page.keyboard.press(" ")
+    page.keyboard.press("-")
+    page.keyboard.press("]")  # after them, in order: when the pair has moved, the server has read both keys
+    wait_until(lambda: address(page).get("pair") == "1", message="the page's keys never reached the server")
+    assert (address(page).get("speed") == "20") == (count == 0)
+    expect(page.get_by_role("button", name=text("en", "animation_pause"))).to_have_count(count)
+    page.keyboard.press("?")
+    expect(page.locator(".pe-help")).to_have_count(1)
+    listed = page.locator(".pe-help").inner_text()
+    assert (text("en", "keys_play_help") in listed) == bool(count)
+    assert (text("en", "keys_speed_help") in listed) == bool(count)
+    assert text("en", "keys_pos_help") in listed
 
 
 def test_play_stops_at_the_end_when_loop_is_off_and_runs_k_from_its_switch(page, app_url):
