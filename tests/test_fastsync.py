@@ -93,10 +93,13 @@ def test_fast_player_does_not_wait():
 def test_fast_discrete_slider_inner_slider_does_not_wait_even_after_new_options():
     """Guards ``DiscreteSlider._slider`` (rebuilt by ``_update_options``)."""
     slider = fastsync.FastDiscreteSlider(options=[2, 10, 100], value=10)
-    assert isinstance(slider._slider, pn.widgets.IntSlider)
+    assert type(slider._slider) is fastsync.FastIntSlider
     assert scheduled_delay(slider._slider, 2) == [0]
     slider.options = [5, 50, 500, 5000]
+    assert type(slider._slider) is fastsync.FastIntSlider
     assert scheduled_delay(slider._slider, 3) == [0]
+    slider._slider.value = 3  # the inner slider's index still moves the widget's value
+    assert slider.value == 5000
     stock = pn.widgets.DiscreteSlider(options=[2, 10, 100], value=10)
     assert scheduled_delay(stock._slider, 2) == [50]
 
@@ -405,10 +408,12 @@ def test_one_key_press_is_one_message(app_url):
     assert _named_in_first_patch(app_url, "/explore", "distance_marker", watched, press_k) == watched
 
 
-def test_a_key_press_is_answered_with_its_data_before_bokehs_ok(app_url):
+@pytest.mark.parametrize(("slider", "value", "witness"), [("k", 5, "distance_marker"), ("base", 12, "ladder")])
+def test_a_key_press_is_answered_with_its_data_before_bokehs_ok(app_url, slider, value, witness):
     """The step runs inside Bokeh's handling of the key's PATCH-DOC (``_FastSync._applies_now``), so its
     data leaves before Bokeh's OK to that message, as a plain Bokeh ``on_change`` app's does. Panel's own
-    path runs it on a later turn of the loop, while the OK is written: the OK would come first."""
+    path runs it on a later turn of the loop, while the OK is written: the OK would come first. The base
+    slider's inner slider (built by Panel's ``DiscreteSlider``) is made a ``FastIntSlider`` for this."""
     import asyncio
 
     from app.strings import text
@@ -417,11 +422,15 @@ def test_a_key_press_is_answered_with_its_data_before_bokehs_ok(app_url):
     async def first_answers() -> list[str]:
         port = int(app_url.rsplit(":", 1)[1])
         client = BokehClient("127.0.0.1", port, "/explore", {"lang": "en"})
-        await client.open(expect=("distance_marker",))
+        await client.open(expect=(witness,))
         try:
-            marker = next(o["id"] for o in objects(client.doc)
-                          if o.get("attributes", {}).get("name") == "distance_marker")
-            await client.set_value(client.slider_id(text("en", "k")), 5)
+            marker = next(o["id"] for o in objects(client.doc) if o.get("attributes", {}).get("name") == witness)
+            if slider == "base":  # the one slider without a title of its own (Panel's DiscreteSlider's inside)
+                (model,) = [o["id"] for o in objects(client.doc) if o.get("name", "").endswith("Slider")
+                            and o.get("attributes", {}).get("show_value") is False]
+            else:
+                model = client.slider_id(text("en", slider))
+            await client.set_value(model, value)
             seen = []
             while "OK" not in seen:
                 message = await client.receive(10)
