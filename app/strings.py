@@ -152,6 +152,7 @@ ES: dict[str, str] = {
     "distance_samples": "PE_p · PE_p+k para p = {starts}",
     "distance_marker": "S({k}) = {score:.6f}",
     "distance_max": "máximo: S(0) = d_model/2 = {value}",
+    "distance_max_short": "máx.: S(0) = {value}",
     # Section 4: live checks
     "checks_title": "Comprobaciones en vivo",
     "check_norm": "Todas las filas miden √(d_model/2) = {expected:.6g}: desviación máxima {error:.1e}.",
@@ -608,6 +609,7 @@ EN: dict[str, str] = {
     "distance_samples": "PE_p · PE_p+k for p = {starts}",
     "distance_marker": "S({k}) = {score:.6f}",
     "distance_max": "maximum: S(0) = d_model/2 = {value}",
+    "distance_max_short": "max: S(0) = {value}",
     "checks_title": "Live checks",
     "check_norm": "Every row has length √(d_model/2) = {expected:.6g}: largest deviation {error:.1e}.",
     "check_rotation": "Largest |M_k·PE_p − PE_p+k| over {count} positions p: {error:.1e}.",

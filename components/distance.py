@@ -241,7 +241,10 @@ class ScoreCurve(pn.viewable.Viewer):
             # point for the markers.
             self.figure.y_range.update(start=low - 0.08 * spread, end=high + 0.3 * spread)
             self.max_line.location = peak
-            self.max_label.update(y=peak, text=text(s.lang, "distance_max", value=f"{peak:g}"))
+            # Presented, the label's type is 1.8 times larger and the legend takes ~490 px of a 1280-px window:
+            # the whole sentence was wider than half the frame, and the k line crossed it whatever its side.
+            self.max_label.update(y=peak, text=text(s.lang, "distance_max_short" if s.present else "distance_max",
+                                                    value=f"{peak:g}"))
             title = text(s.lang, "distance_plot_title" if s.mistake == "none" else "distance_plot_title_mistake")
             if self.figure.title.text != title:
                 self.figure.title.text = title

@@ -94,6 +94,16 @@ def test_maximum_is_drawn_and_labelled(lesson):
     assert view.figure.y_range.end > 32.0  # room above the peak for its label
 
 
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_a_presented_maximum_is_labelled_briefly(lang):
+    """Presented, in type 1.8 times larger beside a legend, the whole sentence was wider than half the frame at
+    1280 px, and the k line crossed it on either side; the value and where it is stay."""
+    view = ScoreCurve(ExplorerState(d_model=32, T=24, k=3, lang=lang, present=True))
+    assert view.max_label.text == text(lang, "distance_max_short", value="16")
+    assert view.max_label.text.endswith("S(0) = 16")
+    assert len(view.max_label.text) < len(text(lang, "distance_max", value="16")) * 0.7
+
+
 def test_samples_are_row_products_of_four_starts_and_lie_on_the_curve(lesson):
     _, view = lesson
     data = view.samples.data
