@@ -145,19 +145,19 @@ ES: dict[str, str] = {
                     "difiere del producto en {error:.1e}."),
     # Section 3: score vs distance
     "distance_title": "La puntuación solo depende de la distancia",
-    "distance_plot_title": "S(k) = Σ cos(ωᵢ·k) = PE_p · PE_p+k",
+    "distance_plot_title": "S(k) = Σ cos(ωᵢ·k) = PE_p · PE_(p+k)",
     "distance_x": "desplazamiento k",
     "distance_y": "puntuación S(k)",
     "distance_curve": "S(k)",
-    "distance_samples": "PE_p · PE_p+k para p = {starts}",
+    "distance_samples": "PE_p · PE_(p+k) para p = {starts}",
     "distance_marker": "S({k}) = {score:.6f}",
     "distance_max": "máximo: S(0) = d_model/2 = {value}",
     "distance_max_short": "máx.: S(0) = {value}",
     # Section 4: live checks
     "checks_title": "Comprobaciones en vivo",
     "check_norm": "Todas las filas miden √(d_model/2) = {expected:.6g}: desviación máxima {error:.1e}.",
-    "check_rotation": "Máximo de |M_k·PE_p − PE_p+k| sobre {count} posiciones p: {error:.1e}.",
-    "check_rotation_one": "|M_k·PE_p − PE_p+k| en la única posición posible, p = {p}: {error:.1e}.",
+    "check_rotation": "Máximo de |M_k·PE_p − PE_(p+k)| sobre {count} posiciones p: {error:.1e}.",
+    "check_rotation_one": "|M_k·PE_p − PE_(p+k)| en la única posición posible, p = {p}: {error:.1e}.",
     "check_rotation_none": "Con |k| ≥ T no hay dos posiciones de la tabla a distancia k.",
     "check_target_outside": "pos + k = {target} cae fuera de la tabla ({positions}); los relojes siguen valiendo.",
     "check_target_inside": "pos + k = {target} es una fila de la tabla ({positions}).",
@@ -222,7 +222,7 @@ ES: dict[str, str] = {
     "score_outside": "n = pos + k = {n} cae fuera de la tabla ({positions}): ahí no hay ningún token. Mueve pos o k.",
     "score_pp_title": "Término p·p a distancia k, para cada posición de partida m",
     "score_pp_x": "posición de partida m",
-    "score_pp_y": "PE_mᵀ W_Qᵀ W_K PE_m+k",
+    "score_pp_y": "PE_mᵀ W_Qᵀ W_K PE_(m+k)",
     "score_pp_legend": "p·p desde cada m",
     "score_pp_here": "m = pos",
     # Section sum
@@ -255,9 +255,9 @@ ES: dict[str, str] = {
     "sum_ladder_one": ("Con r = 2 solo cabe una pareja: la escalera concatenada es un único peldaño, 2π ≈ 6.28 "
                        "(sumando, {pairs} peldaños hasta {longest}), y una posición puntúa contra sí misma 1 en vez "
                        "de d_model/2 = {pairs}."),
-    "sum_cross_title": "Términos cruzados e·PE de x_m·x_m+k, para cada posición de partida m",
+    "sum_cross_title": "Términos cruzados e·PE de x_m·x_(m+k), para cada posición de partida m",
     "sum_cross_x": "posición de partida m",
-    "sum_cross_y": "e_m·PE_m+k + PE_m·e_m+k",
+    "sum_cross_y": "e_m·PE_(m+k) + PE_m·e_(m+k)",
     "sum_cross_dots": "términos cruzados al sumar",
     "sum_level_sum": "PE·PE al sumar: S({k}) = {value:.3f}",
     "sum_level_concat": "PE·PE al concatenar: S_r({k}) = {value:.3f}",
@@ -297,8 +297,8 @@ ES: dict[str, str] = {
     "simpler_ratio_between": "entre el token {below} y el {above} de {T}",
     "other_length": "otra longitud L",
     "trained": "posiciones entrenadas",
-    "simpler_learned_title": "(c) Tabla aprendida: fila_p · fila_p+k",
-    "simpler_sinusoid_title": "Sinusoidal: PE_p · PE_p+k",
+    "simpler_learned_title": "(c) Tabla aprendida: fila_p · fila_(p+k)",
+    "simpler_sinusoid_title": "Sinusoidal: PE_p · PE_(p+k)",
     "simpler_scores_x": "desplazamiento k",
     "simpler_scores_y": "producto escalar",
     "simpler_scores_legend": "p = {p}",
@@ -413,7 +413,7 @@ ES: dict[str, str] = {
                            "todas √(d_model/2) = {expected:.6g} (desviación máxima {error:.1e})."),
     "check_rotation_mistake": ("La mejor rotación por bloques, una sola para todas las p = {first} … {last} "
                                "(mínimos cuadrados), deja un error de hasta {error:.1e}."),
-    "distance_plot_title_mistake": "Curva: S(k) = Σ cos(ωᵢ·k) correcta; marcas: PE_p · PE_p+k de esta tabla",
+    "distance_plot_title_mistake": "Curva: S(k) = Σ cos(ωᵢ·k) correcta; marcas: PE_p · PE_(p+k) de esta tabla",
     "mistake_norms_title": "Longitud de cada fila de la tabla, ‖PE_pos‖",
     "mistake_norms_x": "posición pos",
     "mistake_norms_y": "longitud ‖PE_pos‖",
@@ -446,14 +446,14 @@ ES: dict[str, str] = {
     "describe_distance": ("S(k) en k = {k}: {score:.2f}; el máximo es S(0) = d_model/2 = {maximum:g}; "
                           "la curva es simétrica, S(−k) = S(k)."),
     "describe_checks": ("Cada fila de la tabla debe medir √(d_model/2) = {norm:.3f}; M_k con k = {k} lleva PE_p a "
-                        "PE_p+k en cada posición p cuyo p + k está en la tabla ({count} en total)."),
+                        "PE_(p+k) en cada posición p cuyo p + k está en la tabla ({count} en total)."),
     "describe_section": "Valores ahora: {values}.",
     "describe_fingerprint": ("Parejas {pairs_from} a {pairs_to}: la posición más cercana a pos = {pos} es {q}, a "
                              "distancia {distance}; ninguna puede pasar de {largest}."),
     "describe_fingerprint_alone": "Parejas {pairs_from} a {pairs_to}: pos = {pos} es la única posición de la tabla.",
     "describe_terms": ("S({k}) = {score} es la suma de un coseno por pareja ({pairs} en total): {lifting} la suben (juntos {up}), "
                        "los demás la bajan ({down})."),
-    "describe_gram": ("Fila pos = {pos} de la matriz de Gram: PE_pos · PE_pos+k = S({k}) = {score}; la distancia al "
+    "describe_gram": ("Fila pos = {pos} de la matriz de Gram: PE_pos · PE_(pos+k) = S({k}) = {score}; la distancia al "
                       "cuadrado a pos + k = {target} es {distance}, igual en toda su diagonal."),
     # Rooms (components/room.py)
     "room_region": "Sala de clase",
@@ -602,18 +602,18 @@ EN: dict[str, str] = {
     "block_check": ("Straight from the formula, the pair at pos + k = {target} is ({sin}, {cos}): it differs from "
                     "the product by {error:.1e}."),
     "distance_title": "The score depends on distance only",
-    "distance_plot_title": "S(k) = Σ cos(ωᵢ·k) = PE_p · PE_p+k",
+    "distance_plot_title": "S(k) = Σ cos(ωᵢ·k) = PE_p · PE_(p+k)",
     "distance_x": "offset k",
     "distance_y": "score S(k)",
     "distance_curve": "S(k)",
-    "distance_samples": "PE_p · PE_p+k for p = {starts}",
+    "distance_samples": "PE_p · PE_(p+k) for p = {starts}",
     "distance_marker": "S({k}) = {score:.6f}",
     "distance_max": "maximum: S(0) = d_model/2 = {value}",
     "distance_max_short": "max: S(0) = {value}",
     "checks_title": "Live checks",
     "check_norm": "Every row has length √(d_model/2) = {expected:.6g}: largest deviation {error:.1e}.",
-    "check_rotation": "Largest |M_k·PE_p − PE_p+k| over {count} positions p: {error:.1e}.",
-    "check_rotation_one": "|M_k·PE_p − PE_p+k| at the only possible position, p = {p}: {error:.1e}.",
+    "check_rotation": "Largest |M_k·PE_p − PE_(p+k)| over {count} positions p: {error:.1e}.",
+    "check_rotation_one": "|M_k·PE_p − PE_(p+k)| at the only possible position, p = {p}: {error:.1e}.",
     "check_rotation_none": "With |k| ≥ T no two positions of the table are k apart.",
     "check_target_outside": "pos + k = {target} falls outside the table ({positions}); the clocks still hold.",
     "check_target_inside": "pos + k = {target} is a row of the table ({positions}).",
@@ -676,7 +676,7 @@ EN: dict[str, str] = {
     "score_outside": "n = pos + k = {n} falls outside the table ({positions}): there is no token there. Move pos or k.",
     "score_pp_title": "The p·p term at distance k, for every start position m",
     "score_pp_x": "start position m",
-    "score_pp_y": "PE_mᵀ W_Qᵀ W_K PE_m+k",
+    "score_pp_y": "PE_mᵀ W_Qᵀ W_K PE_(m+k)",
     "score_pp_legend": "p·p from each m",
     "score_pp_here": "m = pos",
     "sum_width_title": "Where each signal goes in the d_model = {d_model} coordinates",
@@ -708,9 +708,9 @@ EN: dict[str, str] = {
     "sum_ladder_one": ("With r = 2 only one pair fits: the concatenated ladder is a single rung, 2π ≈ 6.28 "
                        "(summing, {pairs} rungs up to {longest}), and a position scores itself 1 instead of "
                        "d_model/2 = {pairs}."),
-    "sum_cross_title": "Cross terms e·PE of x_m·x_m+k, for every start position m",
+    "sum_cross_title": "Cross terms e·PE of x_m·x_(m+k), for every start position m",
     "sum_cross_x": "start position m",
-    "sum_cross_y": "e_m·PE_m+k + PE_m·e_m+k",
+    "sum_cross_y": "e_m·PE_(m+k) + PE_m·e_(m+k)",
     "sum_cross_dots": "cross terms when summing",
     "sum_level_sum": "PE·PE when summing: S({k}) = {value:.3f}",
     "sum_level_concat": "PE·PE when concatenating: S_r({k}) = {value:.3f}",
@@ -748,8 +748,8 @@ EN: dict[str, str] = {
     "simpler_ratio_between": "between tokens {below} and {above} of {T}",
     "other_length": "other length L",
     "trained": "trained positions",
-    "simpler_learned_title": "(c) Learned table: row_p · row_p+k",
-    "simpler_sinusoid_title": "Sinusoidal: PE_p · PE_p+k",
+    "simpler_learned_title": "(c) Learned table: row_p · row_(p+k)",
+    "simpler_sinusoid_title": "Sinusoidal: PE_p · PE_(p+k)",
     "simpler_scores_x": "offset k",
     "simpler_scores_y": "dot product",
     "simpler_scores_legend": "p = {p}",
@@ -858,7 +858,7 @@ EN: dict[str, str] = {
                            "every one is √(d_model/2) = {expected:.6g} (largest deviation {error:.1e})."),
     "check_rotation_mistake": ("The best block rotation, one for all p = {first} … {last} (least squares), "
                                "misses by up to {error:.1e}."),
-    "distance_plot_title_mistake": "Curve: the correct S(k) = Σ cos(ωᵢ·k); markers: PE_p · PE_p+k of this table",
+    "distance_plot_title_mistake": "Curve: the correct S(k) = Σ cos(ωᵢ·k); markers: PE_p · PE_(p+k) of this table",
     "mistake_norms_title": "Length of every row of the table, ‖PE_pos‖",
     "mistake_norms_x": "position pos",
     "mistake_norms_y": "length ‖PE_pos‖",
@@ -891,14 +891,14 @@ EN: dict[str, str] = {
     "describe_distance": ("S(k) at k = {k}: {score:.2f}; the maximum is S(0) = d_model/2 = {maximum:g}; "
                           "the curve is symmetric, S(−k) = S(k)."),
     "describe_checks": ("Every row of the table should measure √(d_model/2) = {norm:.3f}; M_k with k = {k} carries "
-                        "PE_p to PE_p+k at every position p whose p + k is in the table ({count} in all)."),
+                        "PE_p to PE_(p+k) at every position p whose p + k is in the table ({count} in all)."),
     "describe_section": "Values now: {values}.",
     "describe_fingerprint": ("Pairs {pairs_from} to {pairs_to}: the position closest to pos = {pos} is {q}, at "
                              "distance {distance}; none can exceed {largest}."),
     "describe_fingerprint_alone": "Pairs {pairs_from} to {pairs_to}: pos = {pos} is the only position of the table.",
     "describe_terms": ("S({k}) = {score} is the sum of one cosine per pair ({pairs} in all): {lifting} lift it (together {up}), "
                        "the others pull it down ({down})."),
-    "describe_gram": ("Row pos = {pos} of the Gram matrix: PE_pos · PE_pos+k = S({k}) = {score}; the squared "
+    "describe_gram": ("Row pos = {pos} of the Gram matrix: PE_pos · PE_(pos+k) = S({k}) = {score}; the squared "
                       "distance to pos + k = {target} is {distance}, the same along its whole diagonal."),
     # Rooms (components/room.py)
     "room_region": "Classroom",
