@@ -3,6 +3,7 @@
     python -m bench.trace                       # k at the lesson size: floor, /explore, / (lesson section)
     python -m bench.trace --param pos --size largest --pages floor,explore --presses 8
     python -m bench.trace --param d_model --pages lesson --section simpler
+    python -m bench.trace --param base --pages lesson --section wavelengths
 
 Each page gets two warm-up presses, then ``--presses`` counted ones inside one
 Chromium trace (``browser.start_tracing``: the DevTools timeline categories).
