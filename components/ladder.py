@@ -175,6 +175,9 @@ class WavelengthLadder(pn.viewable.Viewer):
         x_range = Range1d(0, 2, name="coordinate_range")
         self.ladder_figure = figure(
             name="ladder_plot", title=text(lang, "ladder_plot_title"), x_range=x_range,
+            # Set by the server (``_update``): a DataRange1d, the default, sent its end back from the page on
+            # a base step's key, before the reply, so the server held the previous step's value.
+            y_range=Range1d(1, 48, name="wavelength_range"),
             y_axis_type="log", height=230, sizing_mode="stretch_width",
             tools="", toolbar_location=None,
         )

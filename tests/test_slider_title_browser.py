@@ -4,6 +4,8 @@ again), and the handle keeps its accessible name."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from app.state import BASES
@@ -48,6 +50,10 @@ def test_a_key_press_retitles_the_base_slider_without_a_div(page, app_url, lang,
     # The key sent the slider's value, not the title its link set in the page (the server sets it too).
     assert any('"value"' in frame for frame in sent), sent
     assert not any("pe-slider-title" in frame for frame in sent), sent
+    # Nor a range the page computed: the ladder's log range was a DataRange1d, whose end the page sent back on
+    # the key, before the server's reply, so that the server held the previous step's value.
+    changed = [json.loads(frame)["events"] for frame in sent if frame.startswith('{"events"')]
+    assert {event["attr"] for events in changed for event in events} == {"value", "value_throttled"}, changed
     changed_types = {t for t, _ in page.evaluate("() => window.__changes")}
     assert "Div" not in changed_types, changed_types
     assert page.evaluate("""() => [...Bokeh.documents[0].all_models].filter((m) => m.type === "Div"
