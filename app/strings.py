@@ -399,8 +399,8 @@ ES: dict[str, str] = {
     # Section mistakes
     "mistake": "fallo publicado",
     "mistake_none": "ninguno (tabla correcta)",
-    "mistake_note": ("La tabla que aquí se dibuja y se comprueba lleva el fallo publicado «{mistake}» (elegido en "
-                     "«{section}»); el texto describe la codificación correcta."),
+    "mistake_note": ("La tabla que aquí se dibuja y se comprueba lleva la variante publicada «{mistake}» (elegida "
+                     "en «{section}»); el texto describe la codificación del artículo."),
     "mistake_note_reset": "Volver a la tabla correcta",
     "mistake_dim_index": "i leído como columna j",
     "mistake_cos_exponent": "coseno con (2i+1)/d",
@@ -844,8 +844,8 @@ EN: dict[str, str] = {
     "rope_window": "m, n = {positions}",
     "mistake": "published mistake",
     "mistake_none": "none (correct)",
-    "mistake_note": ("The table drawn and checked here has the published mistake “{mistake}” (chosen in "
-                     "“{section}”); the text describes the correct encoding."),
+    "mistake_note": ("The table drawn and checked here has the published variant “{mistake}” (chosen in "
+                     "“{section}”); the text describes the paper's encoding."),
     "mistake_note_reset": "Back to the correct table",
     "mistake_dim_index": "i read as column j",
     "mistake_cos_exponent": "cosine with (2i+1)/d",

@@ -68,7 +68,7 @@ def test_a_mistake_carried_to_another_page_is_said_and_can_be_turned_off(page, a
     """The shift section's text says its checks pass to rounding; a mistake kept in the address from the
     mistakes section made them fail right under that sentence, with nothing saying why."""
     page.goto(f"{app_url}/{route}?lang=en&d_model=32&T=24&k=3&mistake=sin_only")
-    note = page.get_by_role("status").filter(has_text="published mistake “sines only”")
+    note = page.get_by_role("status").filter(has_text="published variant “sines only”")
     expect(note).to_be_visible(timeout=20_000)
     expect(page.locator("p.ck").first).to_contain_text("rows measure 0.0000 to 3.1672")
     page.get_by_role("button", name="Back to the correct table").click()
@@ -83,7 +83,7 @@ def test_a_mistake_carried_to_another_page_is_said_and_can_be_turned_off(page, a
 def test_no_mistake_no_note(page, app_url):
     page.goto(f"{app_url}/shift?lang=en&d_model=32&T=24")
     expect(page.locator("p.ck").first).to_contain_text("largest deviation", timeout=20_000)
-    assert page.get_by_role("status").filter(has_text="published mistake").count() == 0
+    assert page.get_by_role("status").filter(has_text="published variant").count() == 0
 
 
 def test_bad_mistake_in_the_address_gives_a_notice(page, app_url):
