@@ -43,25 +43,37 @@ class TitleFit(PlainJSComponent):
         measure.font = `${font.style} ${size} ${font.family}`;
         return Math.max(...text.split("\\n").map((line) => measure.measureText(line).width));
       };
-      // The text in two lines, broken at the space nearest its middle.
-      const twoLines = (text) => {
-        const middle = text.length / 2;
-        let at = -1;
-        for (let i = text.indexOf(" "); i >= 0; i = text.indexOf(" ", i + 1)) {
-          if (at < 0 || Math.abs(i - middle) < Math.abs(at - middle)) at = i;
-        }
-        return at < 0 ? text : `${text.slice(0, at)}\\n${text.slice(at + 1)}`;
-      };
       const largestFitting = (font, text, value, unit, room) => {
         let fits = value;
         while (fits > value * model.min_share && widthOf(font, `${fits}${unit}`, text) > room) fits -= 0.5;
         return widthOf(font, `${fits}${unit}`, text) <= room ? fits : null;
       };
+      // The text in two lines, broken where it fits largest, but a break after a colon or a comma counts as fitting
+      // a twelfth larger ("S(k) = Σ cos(ωᵢ·k):" / "the sum of the rows below", not "… the" / "sum of …") and one
+      // inside a formula a fifth smaller ("pos" / "= 0", "x_mᵀ" / "W_Qᵀ W_K x_n" read as two things); among equals
+      // the narrower. A word is a formula's when it has a subscript, a transpose or a norm in it.
+      const MATH = /[_ᵀ‖]/;
+      const twoLines = (font, text, value, unit, room) => {
+        let best = null;
+        for (let i = text.indexOf(" "); i >= 0; i = text.indexOf(" ", i + 1)) {
+          const lines = `${text.slice(0, i)}\\n${text.slice(i + 1)}`;
+          const clause = /[:,;]/.test(text[i - 1]) ? 1 / 12 : 0;
+          const [before, after] = [text.slice(0, i).split(" ").pop(), text.slice(i + 1).split(" ")[0]];
+          const inFormula = /[=+−·×<>≤≥]/.test(text[i - 1] + text[i + 1]) || (MATH.test(before) && MATH.test(after));
+          const share = (largestFitting(font, lines, value, unit, room) ?? 0) / value;
+          const rank = [share + clause - (inFormula ? 1 / 5 : 0), -widthOf(font, `${value}${unit}`, lines)];
+          if (best === null || rank[0] > best.rank[0] || (rank[0] === best.rank[0] && rank[1] > best.rank[1])) {
+            best = { lines, rank };
+          }
+        }
+        return best?.lines ?? text;
+      };
       // A title starts over the frame's left edge, an axis label is centred on the frame; each is drawn in
-      // one line unless its text has two. An axis label takes two lines rather than shrink below line_share of
-      // its size; a title only when one line does not fit at all.
+      // one line unless its text has two. Each takes two lines rather than shrink below line_share of its size
+      // (presented at 1280 px a title set in one line at 0.6 of its size read like the body text beside a
+      // neighbour's title in two lines at full size).
       const TITLE = { size: "text_font_size", text: "text", style: "text_font_style", font: "text_font",
-                      line_share: 0 };
+                      line_share: 0.75 };
       const AXIS = { size: "axis_label_text_font_size", text: "axis_label", style: "axis_label_text_font_style",
                      font: "axis_label_text_font", line_share: 0.8 };
       const fitText = (target, kind, room) => {
@@ -76,8 +88,9 @@ class TitleFit(PlainJSComponent):
         let text = server.text;
         let fits = largestFitting(font, text, value, unit, room);
         if ((fits === null || fits < value * kind.line_share) && !text.includes("\\n")) {
-          const broken = largestFitting(font, twoLines(text), value, unit, room);
-          if (fits === null || (broken !== null && broken > fits)) [text, fits] = [twoLines(text), broken];
+          const lines = twoLines(font, text, value, unit, room);
+          const broken = largestFitting(font, lines, value, unit, room);
+          if (fits === null || (broken !== null && broken > fits)) [text, fits] = [lines, broken];
         }
         const size = `${fits ?? value * model.min_share}${unit}`;
         if (target[kind.size] !== size || target[kind.text] !== text) {

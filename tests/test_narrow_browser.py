@@ -115,3 +115,35 @@ def test_titles_that_fit_keep_their_size_and_line(page, app_url):
     wait_until(lambda: title_of(page, "fingerprint_plot")[0] != TITLE_SIZE, message="the title kept its size")
     page.set_viewport_size({"width": 1280, "height": 800})
     wait_until(lambda: title_of(page, "fingerprint_plot") == whole, message="the title did not grow back")
+
+
+def test_a_title_that_would_shrink_far_takes_two_lines_broken_at_its_clause(page, app_url):
+    """Presented at 1280 × 720 the terms section's curve title was set in one line at 0.62 of its size, beside
+    the ridges' title in two lines at full size: it takes two lines too, broken after its colon."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    assert overflow(page, f"{app_url}/terms?lang=en&present=1", "terms") <= 0
+    whole = text("en", "terms_score_title")
+    head, tail = whole.split(": ", 1)
+    wait_until(lambda: title_of(page, "terms_score_plot") is not None
+               and title_of(page, "terms_score_plot")[1] == f"{head}:\n{tail}", timeout=10,
+               message=f"drawn as {title_of(page, 'terms_score_plot')}")
+    # At the size the ridges' title beside it has (the server gives both the same).
+    assert title_of(page, "terms_score_plot")[0] == title_of(page, "terms_plot")[0]
+
+
+@pytest.mark.parametrize("route", ["score", "sum", "fingerprint", "gram", "simpler"])
+def test_a_title_in_two_lines_is_not_broken_inside_a_formula(page, app_url, route):
+    """In a 768 px iframe, "…de la puntuación x_mᵀ" / "W_Qᵀ W_K x_n, con …" and "… en pos" / "= 0 (continua) …"
+    read as two things; the break goes between words of the sentence."""
+    page.set_viewport_size({"width": 768, "height": 900})
+    assert overflow(page, f"{app_url}/{route}?lang=es", route) <= 0
+    wait_until(lambda: all(wide <= room for _, wide, room, _, _ in page.evaluate(_TITLES)), timeout=10,
+               message="titles fitted")
+    formula = ("_", "ᵀ", "‖")
+    for name, _, _, _, shown in page.evaluate(_TITLES):
+        if "\n" not in shown:
+            continue
+        first, second = shown.split("\n")
+        before, after = first.split(" ")[-1], second.split(" ")[0]
+        assert not {before[-1:], after[:1]} & {"=", "+", "−", "·"}, (name, shown)
+        assert not (any(c in before for c in formula) and any(c in after for c in formula)), (name, shown)
