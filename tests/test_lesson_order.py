@@ -162,6 +162,24 @@ def test_section_data_follows_the_state():
     assert source.data["current_pos"] == core.match_occurrences(ES_PAIR[0], state.sentence.split()).tolist()
 
 
+def test_presented_the_without_pe_numbers_are_said_once_as_their_largest():
+    """Presented (type 1.8 times larger) a row holds one line of numbers: twelve words in a 720 px window put
+    each 1e-16 over the next row's number. The legend says the largest instead, and follows the sizes."""
+    def shown(view: OrderIsMeaning) -> tuple[bool, str]:
+        numbers = next(r for r in view.outputs_plot.renderers if r.name == "order_without_pe_numbers")
+        return numbers.visible, view.without_item.label["value"]
+
+    assert shown(OrderIsMeaning(ExplorerState(lang="en"))) == (True, "without PE: e only")
+    state = ExplorerState(lang="en", present=True)
+    view = OrderIsMeaning(state)
+    for d_model in (32, 34):
+        state.d_model = d_model
+        visible, label = shown(view)
+        largest = float(core.order_differences(*EN_PAIR, d_model)[0].max())
+        assert not visible and label == f"without PE: e only (all ≤ {largest:.1e})"
+        assert 0 < largest < 1e-12
+
+
 def test_typed_sentence_is_escaped_and_becomes_the_original():
     state = ExplorerState(lang="en")
     view = OrderIsMeaning(state)

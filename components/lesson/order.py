@@ -30,6 +30,7 @@ import html
 import numpy as np
 import panel as pn
 import param
+from bokeh.core.property.vectorization import value
 from bokeh.models import ColumnDataSource, FixedTicker, Legend, LegendItem, Range1d
 from bokeh.plotting import figure
 from bokeh.transform import dodge
@@ -135,15 +136,23 @@ class OrderIsMeaning(LessonSection):
         with_pe = out.hbar(y=dodge("y", -0.15, range=out.y_range), right="with_pe", height=0.3,
                            source=self.outputs, fill_color=COLORS["pos"], line_color=COLORS["ink"],
                            name="order_with_bars")
-        for column, label, shift in (("without_pe", "without_label", 0.25), ("with_pe", "with_label", -0.15)):
-            out.text(x=column, y=dodge("y", shift, range=out.y_range), text=label, source=self.outputs,
-                     x_offset=8, text_baseline="middle", text_font_size=TICK_SIZE, text_color=COLORS["ink"],
-                     name=f"order_{column}_numbers")
+        numbers = {column: out.text(x=column, y=dodge("y", shift, range=out.y_range), text=label,
+                                    source=self.outputs, x_offset=8, text_baseline="middle",
+                                    text_font_size=TICK_SIZE, text_color=COLORS["ink"],
+                                    name=f"order_{column}_numbers")
+                   for column, label, shift in (("without_pe", "without_label", 0.25),
+                                                ("with_pe", "with_label", -0.15))}
+        # Presented, in type 1.8 times larger, a row holds one line of numbers only (twelve words in a
+        # 720 px window put each 1e-16 over the next row's number): the without-PE numbers are said once, in
+        # the legend, as their largest.
+        numbers["without_pe"].visible = not state.present
         out.xaxis.axis_label = text(lang, "order_outputs_x")
         out.ygrid.visible = False
         out.yaxis.ticker = FixedTicker(ticks=[], name="order_outputs_ticks")
         out.yaxis.major_label_text_font_size = LABEL_SIZE
-        out.add_layout(Legend(items=[LegendItem(label=text(lang, "order_without_pe"), renderers=[without]),
+        self.without_item = LegendItem(label=text(lang, "order_without_pe"), renderers=[without],
+                                       name="order_without_item")
+        out.add_layout(Legend(items=[self.without_item,
                                      LegendItem(label=text(lang, "order_with_pe"), renderers=[with_pe])],
                               location="bottom_right", label_text_font_size=TICK_SIZE, glyph_width=34,
                               glyph_height=26, name="order_legend"), "below")
@@ -230,6 +239,7 @@ class OrderIsMeaning(LessonSection):
         moved = match != np.arange(n)
         # Nothing reordered, nothing moves: the axis keeps a unit scale (a 1e-9 one printed 2.000e-10 ticks).
         top = float(with_pe.max()) if moved.any() else 1.0
+        largest = scientific(float(without.max()))
         with pn.io.hold():
             self.words.data = {
                 "x": [-0.35] * n + [0.35] * n,
@@ -253,6 +263,9 @@ class OrderIsMeaning(LessonSection):
                 "with_label": [number(v, 3) for v in with_pe],
             }
             self.outputs_plot.x_range.update(start=0, end=1.3 * top)
+            if s.present:
+                # value(): a plain string set later would name a column (LegendItem wraps it only when made).
+                self.without_item.label = value(text(s.lang, "order_without_pe_largest", value=largest))
             # Each pair of bars is named by its word (canvas text: no markup is interpreted).
             self.outputs_plot.yaxis.ticker.ticks = y
             self.outputs_plot.yaxis.major_label_overrides = {int(row): word for row, word in zip(y, original,
@@ -260,7 +273,7 @@ class OrderIsMeaning(LessonSection):
             if moved.any():
                 self._readout_text = text(
                     s.lang, "order_readout", original=" ".join(original), current=" ".join(current),
-                    without=scientific(float(without.max())), with_pe=number(float(with_pe.min()), 3))
+                    without=largest, with_pe=number(float(with_pe.min()), 3))
             else:
                 # One word, or one word repeated: no shuffle can reorder it.
                 key = "order_readout_same" if len(set(current)) > 1 else "order_readout_fixed"
@@ -270,7 +283,7 @@ class OrderIsMeaning(LessonSection):
             # the readout says why there is none.
             self.passage("look").hidden = not moved.any()
             self._values = {"d_model": str(s.d_model), "words": str(n),
-                            "max_without": scientific(float(without.max())),
+                            "max_without": largest,
                             "min_with": number(float(with_pe.min()), 3), "max_with": number(float(with_pe.max()), 3)}
             self.refresh_text()
 
