@@ -27,7 +27,8 @@ without a proxy in front:
 Every page and autoload script also runs two short scripts once BokehJS has loaded (inline, no
 request of their own): static/style-guard.js (BokehJS rewrites its views' ``<style>`` elements with
 unchanged text on every repaint, and each write makes the next computed-style read during the paint
-recompute styles; and it reads each CSS custom property of a visual several times per paint) and
+recompute styles; it reads each CSS custom property of a visual several times per paint; and it clears a
+canvas layer from half a pixel in, so its first row and column keep half of what was drawn there) and
 static/plain-esm.js (the app's component modules skip Panel's in-browser TypeScript transform;
 components/plainjs.py).
 

@@ -1,5 +1,6 @@
-// Two shims of BokehJS internals (pinned in pyproject.toml) that spare the browser style work. Each
-// replaces one method of a BokehJS class, once, and only if the method is where this version has it.
+// Shims of BokehJS internals (pinned in pyproject.toml): two spare the browser style work, one clears what
+// BokehJS leaves on a canvas. Each replaces one method of a BokehJS class, once, and only if the method is
+// where this version has it.
 (function () {
   function replace(moduleName, className, method, flag, wrap) {
     const module = window.Bokeh && Bokeh.require && Bokeh.require(moduleName);
@@ -49,5 +50,24 @@
       values.set(name, value);
     }
     return value;
+  });
+
+  // 3. Clear a canvas layer whole before each paint.
+  //
+  // CanvasLayer.prepare translates the context by half a pixel and then clears the layer's box, so the
+  // clear starts at 0.5: the first row and the first column of pixels lose only half of what they hold at
+  // each paint. What was once drawn there stays as a faint line: on a presented figure resized to the
+  // window, a 1-px grey sliver at the left edge and the tops of a title's glyphs from before it was set in
+  // two lines (tests/test_style_guard_browser.py). The whole backing store is cleared instead, untransformed.
+  replace("core/util/canvas", "CanvasLayer", "clear", "peWholeClear", (clear) => function () {
+    const { ctx } = this;
+    if (!(ctx instanceof CanvasRenderingContext2D)) {
+      clear.call(this);
+      return;
+    }
+    ctx.save();
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, ctx.canvas.width, ctx.canvas.height);
+    ctx.restore();
   });
 })();

@@ -1,10 +1,11 @@
-"""static/style-guard.js: BokehJS no longer rewrites a <style> with the text it already holds, and reads
-each CSS custom property of a visual once per microtask.
+"""static/style-guard.js: BokehJS no longer rewrites a <style> with the text it already holds, reads
+each CSS custom property of a visual once per microtask, and clears a canvas layer whole.
 
-The guard replaces ``InlineStyleSheet.prototype._update`` of BokehJS's ``core/dom`` module and
-``VisualProperties.prototype._get_css_value`` of ``core/visuals/visual`` (Bokeh internals, pinned in
-pyproject.toml): these tests fail if those methods move or the script is not loaded, and show with
-Bokeh's own methods that a key press did rewrite unchanged styles and read each property many times.
+The guard replaces ``InlineStyleSheet.prototype._update`` of BokehJS's ``core/dom`` module,
+``VisualProperties.prototype._get_css_value`` of ``core/visuals/visual`` and ``CanvasLayer.prototype.clear``
+of ``core/util/canvas`` (Bokeh internals, pinned in pyproject.toml): these tests fail if those methods move
+or the script is not loaded, and show with Bokeh's own methods that a key press did rewrite unchanged
+styles and read each property many times, and that a paint left a canvas's first row and column dark.
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ def test_the_guard_is_loaded_on_every_page_kind(page, app_url):
             "() => Bokeh.require('core/dom').InlineStyleSheet.prototype._update.peStyleGuard === true"), route
         assert page.evaluate("() => Bokeh.require('core/visuals/visual').VisualProperties.prototype"
                              "._get_css_value.peCssReads === true"), route
+        assert page.evaluate("() => Bokeh.require('core/util/canvas').CanvasLayer.prototype.clear.peWholeClear"
+                             " === true"), route
 
 
 @pytest.mark.browser
@@ -179,3 +182,40 @@ def test_a_css_property_set_by_code_is_read_from_the_next_microtask_on(page, app
       return {before, sameRun, nextMicrotask, removed, same: view.el === visual.obj.el};
     }""")
     assert result == {"before": "", "sameRun": "", "nextMicrotask": "rgb(1, 2, 3)", "removed": "", "same": True}
+
+
+#: BokehJS 3.9's own CanvasLayer.clear, put back for the positive control.
+BOKEH_OWN_CLEAR_JS = """() => {
+  Bokeh.require("core/util/canvas").CanvasLayer.prototype.clear = function () {
+    const { x, y, width, height } = this.bbox;
+    this.ctx.clearRect(x, y, width, height);
+  };
+}"""
+
+#: Paints an opaque black first row and first column on the big clock's primary canvas layer (what an earlier
+#: paint can leave there), has the figure paint again, and returns how many of those pixels are still dark.
+STALE_EDGE_JS = """async () => {
+  const view = [...Bokeh.index.query((v) => v.model?.name === "pair_clock_plot")][0];
+  const { ctx } = view.canvas_view.primary;
+  const [w, h] = [ctx.canvas.width, ctx.canvas.height];
+  ctx.save(); ctx.setTransform(1, 0, 0, 1, 0, 0); ctx.fillStyle = "#000";
+  ctx.fillRect(0, 0, w, 1); ctx.fillRect(0, 0, 1, h); ctx.restore();
+  view.request_paint();
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const dark = (data) => { let n = 0; for (let i = 0; i < data.length; i += 4) {
+    if (data[i + 3] > 64 && data[i] + data[i + 1] + data[i + 2] < 300) n++; } return n; };
+  const row = ctx.getImageData(0, 0, w, 1).data, column = ctx.getImageData(0, 0, 1, h).data;
+  return dark(row) + dark(column);
+}"""
+
+
+@pytest.mark.browser
+def test_a_paint_clears_the_first_row_and_column_of_a_canvas(page, app_url):
+    """BokehJS clears a layer from half a pixel in: its first row and column kept half of what was drawn there
+    at every paint, and a presented figure resized to the window showed 1-px grey slivers at its edges (the
+    order section's output figure, the tops of the terms curve's title from before it took two lines)."""
+    _explore(page, app_url)
+    assert page.evaluate(STALE_EDGE_JS) == 0
+    # Positive control: with BokehJS's own clear the painted edge stays dark after the figure repaints.
+    page.evaluate(BOKEH_OWN_CLEAR_JS)
+    assert page.evaluate(STALE_EDGE_JS) > 100
