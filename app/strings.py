@@ -1034,6 +1034,10 @@ class _Number:
         self.value = value
 
     def __format__(self, spec: str) -> str:
+        # An exact zero in scientific notation is printed "0": "differs from the product by 0.0e+00" read as a
+        # measurement, where the two are the same number.
+        if spec.endswith(("e", "E")) and self.value == 0:
+            return "0"
         return minus_sign(format(self.value, spec))
 
 

@@ -234,3 +234,13 @@ def test_a_range_of_one_position_is_that_position():
     assert text("en", "rope_window", positions=positions(10)) == "m, n = 0 … 10"
     assert text("en", "check_target_inside", target=0, positions=positions(0)).endswith("(0).")
     assert text("en", "check_target_inside", target=10, positions=positions(10)).endswith("(0 … 10).")
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_an_exact_zero_in_scientific_notation_is_printed_0(lang):
+    """At pos = 0 the big clock's check read "differs from the product by 0.0e+00", a measurement for what is the
+    same number; a rounding error keeps its notation."""
+    zero = text(lang, "block_check", target=3, sin="0.1411", cos="−0.9900", error=0.0)
+    assert zero.endswith(" 0.") and "e+00" not in zero
+    assert text(lang, "check_norm", expected=4.0, error=-0.0).endswith(" 0.")
+    assert "2.2e-16" in text(lang, "check_norm", expected=4.0, error=2.220446049250313e-16)
