@@ -476,7 +476,7 @@ def slides(state: ExplorerState, kind: str) -> list[Slide]:
     """The slides of a page of ``kind``: every lesson section (the lesson and its sections' pages), or every view."""
     lang = state.lang
     if kind in ("lesson", "section"):
-        return [Slide(slug, section_title(slug, lang), lambda section=section: section(state))
+        return [Slide(slug, section_title(slug, lang), lambda section=section: section(state), plays=section.plays)
                 for slug, section in LESSON.items()]
     return [Slide(name, text(lang, spec.title),
                   lambda spec=spec: pn.Column(Controls(state, spec.controls, columns=3), spec.view(state),
@@ -500,7 +500,7 @@ def presentable(page: PageMaker, kind: str, first: str = "") -> PageMaker:
         extras = page_extras(state, kind)
         for part in extras:
             if isinstance(part, PageKeys):
-                part.on_slide = presentation.move
+                presentation.attach_keys(part)
         parts = [notice_alert(state.lang, notices), presentation,
                  AddressBar(state, title=text(state.lang, "page_title")), *extras]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",

@@ -31,6 +31,7 @@ from app.state import ExplorerState, Notice
 from app.strings import minus_sign, text
 from components.animation import animation_for
 from components.figure_theme import FigureStyler, style_figures
+from components.keyboard import PageKeys
 from components.plainjs import PlainJSComponent
 from components.theme import WIDGET_STYLESHEET, LiveHTML
 
@@ -258,6 +259,8 @@ class Slide:
     name: str
     title: str
     build: Callable[[], pn.viewable.Viewable]
+    #: Whether playing moves something on this slide (the order and quiz sections show neither pos nor k).
+    plays: bool = True
 
 
 BAR_CSS = """
@@ -302,12 +305,17 @@ class Presentation(pn.viewable.Viewer):
                                       variant="outline", width=240, margin=(5, 5), stylesheets=[WIDGET_STYLESHEET])
         self.previous.on_click(lambda _event: self.move(-1))
         self.next.on_click(lambda _event: self.move(1))
-        self.bar = pn.FlexBox(self.title, animation_for(state).toggle, self.previous, self.next, page_switches(state),
+        self.play = animation_for(state).toggle
+        #: The page's keys, whose space and +/- follow the slide (``attach_keys``).
+        self.keys: PageKeys | None = None
+        self.bar = pn.FlexBox(self.title, self.play, self.previous, self.next, page_switches(state),
                               *tools,
                               sizing_mode="stretch_width", name="present_slim_bar", stylesheets=[SLIM_CSS],
                               css_classes=["pe-slim-bar"], flex_wrap="wrap", align_items="center")
         self.stage = pn.Column(sizing_mode="stretch_width", name="present_stage")
         state.param.watch(self._show, ["slide"])
+        # play=1 in the address starts playing once the page has drawn, which may be on a still slide.
+        state.param.watch(lambda _event: self._follow_play(), ["play"])
         state.param.watch(self._values, ["d_model", "T", "pos", "k", "pair"])
         self._show()
 
@@ -325,7 +333,25 @@ class Presentation(pn.viewable.Viewer):
         at = self.names.index(name)
         self.previous.disabled = at == 0
         self.next.disabled = at == len(self.names) - 1
+        self._follow_play()
         self._values()
+
+    def attach_keys(self, keys: PageKeys) -> None:
+        """Let the page's keys move the slide, and take space and +/- only on a slide that plays."""
+        self.keys = keys
+        keys.on_slide = self.move
+        self._follow_play()
+
+    def _follow_play(self) -> None:
+        # A slide where playing moves nothing disables the play button (disabled, not hidden: Previous and Next
+        # keep their places, where a teacher clicking through the slides has the pointer), takes no play key,
+        # and stops a play that was running (pos would go on moving unseen, and the address with it).
+        plays = self.slides[self.names.index(self.state.slide)].plays
+        self.play.disabled = not plays
+        if self.keys is not None:
+            self.keys.plays = plays
+        if not plays and self.state.play:
+            self.state.play = False
 
     def _values(self, *_events: object) -> None:
         at = self.names.index(self.state.slide)

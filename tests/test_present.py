@@ -174,6 +174,38 @@ def test_an_unknown_slide_falls_back_with_a_notice():
     assert state.slide == "a" and len(notices) == 1
 
 
+def test_a_slide_where_nothing_plays_shows_no_play_and_takes_no_play_key():
+    """Presented, the bar's play button and the space bar worked on the order and quiz slides, where playing
+    moves pos unseen: the button is disabled there (in its place), the keys ignored, a running play stopped."""
+    from components.present import Presentation
+
+    state = ExplorerState(slide="moving")
+    deck = [Slide("moving", "A", pn.Column), Slide("still", "B", pn.Column, plays=False)]
+    presentation = Presentation(state, deck)
+    keys = PageKeys(state)
+    presentation.attach_keys(keys)
+    assert not presentation.play.disabled and keys.plays
+    state.play = True
+    presentation.move(1)
+    assert state.slide == "still" and presentation.play.disabled and not keys.plays and not state.play
+    keys._handle_msg({"play": "toggle"})
+    assert not state.play
+    state.play = True  # the address's play=1, once the page has drawn
+    assert not state.play
+    keys._handle_msg({"slide": -1})
+    assert state.slide == "moving" and not presentation.play.disabled and keys.plays
+
+
+def test_the_lessons_slides_play_where_their_sections_do():
+    from app.lesson import SECTIONS
+    from app.pages import LESSON, slides
+
+    deck = slides(ExplorerState(), "lesson")
+    assert [slide.name for slide in deck] == list(SECTIONS)
+    assert {slide.name for slide in deck if not slide.plays} == {"order", "quiz"}
+    assert all(slide.plays == LESSON[slide.name].plays for slide in deck)
+
+
 def test_the_slim_bar_shows_the_values_and_escapes_the_title():
     state = ExplorerState(d_model=64, T=100, pos=7, k=-3, pair=5, lang="en")
     markup = bar_html(state, "<b>x</b>", 1, 4)

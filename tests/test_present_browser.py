@@ -169,6 +169,30 @@ def test_a_section_page_shows_play_only_where_play_moves_something(page, app_url
     assert text("en", "keys_pos_help") in listed
 
 
+def test_a_presented_slide_where_nothing_plays_disables_play_and_its_keys(page, app_url):
+    """Presented, the bar's play button and the space bar worked on the quiz slide, where playing moves pos unseen.
+    The button is disabled there (in its place: Previous and Next do not move between slides), and enabled again
+    on the next slide, where space plays."""
+    page.goto(f"{app_url}/?present=1&slide=quiz&lang=en&speed=20")
+    play = page.get_by_role("button", name=text("en", "animation_play"))
+    expect(play).to_be_disabled(timeout=30_000)
+    wait_until(lambda: model_property(page, "page_keys", "motion"), message="the page's keys are wired")
+    following = page.get_by_role("button", name=text("en", "present_next"))
+    at = following.bounding_box()
+    page.keyboard.press(" ")
+    page.keyboard.press("-")
+    page.keyboard.press("]")  # after them, in order: when the pair has moved, the server has read all three
+    wait_until(lambda: address(page).get("pair") == "1", message="the page's keys never reached the server")
+    assert address(page).get("speed") == "20" and "play" not in address(page)
+    expect(play).to_be_disabled()
+    page.keyboard.press("PageDown")
+    wait_until(lambda: address(page).get("slide") == "question", message="PageDown never reached the next slide")
+    expect(play).to_be_enabled()
+    assert following.bounding_box() == at
+    page.keyboard.press(" ")
+    expect(page.get_by_role("button", name=text("en", "animation_pause"))).to_be_enabled()
+
+
 def test_play_stops_at_the_end_when_loop_is_off_and_runs_k_from_its_switch(page, app_url):
     open_clocks(page, app_url, "T=4&pos=0&speed=20&loop=0")
     page.get_by_role("button", name=text("en", "animation_play")).click()
