@@ -398,8 +398,8 @@ ES: dict[str, str] = {
     "rope_hover_score": "puntuación",
     "rope_window": "m, n = {positions}",
     # Section mistakes
-    "mistake": "fallo publicado",
-    "mistake_none": "ninguno (tabla correcta)",
+    "mistake": "variante publicada",
+    "mistake_none": "ninguna (tabla correcta)",
     "mistake_note": ("La tabla que aquí se dibuja y se comprueba lleva la variante publicada «{mistake}» (elegida "
                      "en «{section}»); el texto describe la codificación del artículo."),
     "mistake_note_reset": "Volver a la tabla correcta",
@@ -844,7 +844,7 @@ EN: dict[str, str] = {
     "rope_angle": "Angle from q to k: {angle:.1f}° (n − m = {offset}; the same for every m).",
     "rope_hover_score": "score",
     "rope_window": "m, n = {positions}",
-    "mistake": "published mistake",
+    "mistake": "published variant",
     "mistake_none": "none (correct)",
     "mistake_note": ("The table drawn and checked here has the published variant “{mistake}” (chosen in "
                      "“{section}”); the text describes the paper's encoding."),
