@@ -122,9 +122,10 @@ def session_args() -> dict[str, str]:
 def session_state() -> tuple[ExplorerState, list[Notice]]:
     """A fresh state for this session, read from the URL, and what had to be corrected."""
     browser_lang = preferred_language(pn.state.headers or {})
-    values, notices = parse_query(session_args(), default_lang=browser_lang)
+    query = session_query()
+    values, notices = parse_query({key: found[0] for key, found in query.items()}, default_lang=browser_lang)
     values.setdefault("lang", browser_lang)
-    return ExplorerState(**values), [*repeated_parameters(session_query()), *notices]
+    return ExplorerState(**values), [*repeated_parameters(query), *notices]
 
 
 def language_link(state: ExplorerState, top: int) -> LanguageLink:

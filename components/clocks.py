@@ -54,7 +54,7 @@ from app.strings import minus_sign, significant, text
 from components.describe import Description
 from components.legend import detach_legends
 from components.sources import send_changes
-from components.theme import COLORS, MOVING, WRAP, LiveHTML, html_pane, style_figure
+from components.theme import COLORS, MOVING, WRAP, LiveHTML, html_pane, named_once, style_figure
 
 #: Clocks in the row at most: readable at 1280 px next to the sidebar.
 ROW_SIZE = 9
@@ -129,8 +129,8 @@ def row_faces(start: int, stop: int, pair: int, d_model: int, base: float, lang:
         "pair_label": [text(lang, "clock_pair_label", pair=int(i)) for i in pairs],
         # "λ = 6.3  11.2  19.9 …": the name once, so that the numbers fit between the clocks on a narrow
         # page and in presentation mode's double type.
-        "wavelength_label": [text(lang, "clock_wavelength", wavelength=format_wavelength(w)) if n == 0
-                             else format_wavelength(w) for n, w in enumerate(lam)],
+        "wavelength_label": named_once(text(lang, "clock_wavelength", wavelength=format_wavelength(lam[0])),
+                                       map(format_wavelength, lam[1:])) if lam.size else [],
         "line_color": [COLORS["selected"] if s else FACE_COLOR for s in selected],
         "line_width": [4.0 if s else 2.0 for s in selected],
         "label_color": [COLORS["selected"] if s else COLORS["ink"] for s in selected],

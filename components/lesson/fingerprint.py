@@ -36,6 +36,7 @@ from components.theme import (
     WIDGET_STYLESHEET,
     WRAP,
     html_pane,
+    named_once,
     style_figure,
 )
 
@@ -249,8 +250,8 @@ class Fingerprint(LessonSection):
         near = 1 if nearest is not None else 0
         send_changes(self.dials, {
             # "i = " once, then numbers only: sixteen "i = 10" labels ran into each other on a narrow page.
-            "pair": pairs, "cx": cx, "label": [text(s.lang, "fingerprint_dial_label", pair=int(i)) if at == 0
-                                               else str(int(i)) for at, i in enumerate(pairs)],
+            "pair": pairs, "cx": cx, "label": named_once(text(s.lang, "fingerprint_dial_label", pair=int(pairs[0])),
+                                                         map(str, pairs[1:].tolist())),
             "pos_x": np.round(cx + 0.92 * sin[0], 4), "pos_y": np.round(0.92 * cos[0], 4),
             "near_x": np.round(cx + 0.92 * sin[near], 4) if nearest is not None else cx,
             "near_y": np.round(0.92 * cos[near], 4) if nearest is not None else np.zeros(pairs.size),
