@@ -24,13 +24,14 @@ without a proxy in front:
   server instead of cdn.holoviz.org. This replaces two module attributes of ``panel.io.server``
   (``bundle_resources``, ``autoload_js_script``; tests/test_delivery.py guards them).
 
-Every page and autoload script also runs two short scripts once BokehJS has loaded (inline, no
+Every page and autoload script also runs three short scripts once BokehJS has loaded (inline, no
 request of their own): static/style-guard.js (BokehJS rewrites its views' ``<style>`` elements with
 unchanged text on every repaint, and each write makes the next computed-style read during the paint
 recompute styles; it reads each CSS custom property of a visual several times per paint; and it clears a
-canvas layer from half a pixel in, so its first row and column keep half of what was drawn there) and
-static/plain-esm.js (the app's component modules skip Panel's in-browser TypeScript transform;
-components/plainjs.py).
+canvas layer from half a pixel in, so its first row and column keep half of what was drawn there),
+static/slider-keys.js (a key on a slider sends its value at once and redraws the slider with the
+server's answer, in one frame instead of two) and static/plain-esm.js (the app's component modules skip
+Panel's in-browser TypeScript transform; components/plainjs.py).
 
 KaTeX (``static/katex``) is fetched by the prose component only when a passage with a formula
 comes near the screen (components/prose.py).
@@ -272,6 +273,9 @@ STYLE_GUARD_JS = (STATIC_DIR / "style-guard.js").read_text(encoding="utf-8")
 #: Run on every page and autoload script once Panel's bundle has loaded, before any document is built
 #: (see the file's comment and components/plainjs.py).
 PLAIN_ESM_JS = (STATIC_DIR / "plain-esm.js").read_text(encoding="utf-8")
+#: Run on every page and autoload script once BokehJS has loaded: a slider's key is answered before the slider
+#: is redrawn (see the file's comment).
+SLIDER_KEYS_JS = (STATIC_DIR / "slider-keys.js").read_text(encoding="utf-8")
 
 #: Served instead of ``bokeh-tables`` (see static/bokeh-tables-stub.js); versioned by its content.
 TABLES_STUB = STATIC_DIR / "bokeh-tables-stub.js"
@@ -298,7 +302,7 @@ def _lighter(bundle, roots: Iterable[Model] = ()):
             setattr(bundle, attribute, _absolute(getattr(bundle, attribute)))
     page_of_its_own = not any("://" in (u.url if isinstance(u, URL) else str(u)) for u in bundle.js_files)
     if isinstance(getattr(bundle, "js_raw", None), list):
-        bundle.js_raw.extend((STYLE_GUARD_JS, PLAIN_ESM_JS))
+        bundle.js_raw.extend((STYLE_GUARD_JS, SLIDER_KEYS_JS, PLAIN_ESM_JS))
         if page_of_its_own:
             bundle.js_raw.append(preload_script(pn.config.theme, panel_css_of(roots)))
     return bundle

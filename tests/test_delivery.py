@@ -110,12 +110,12 @@ def test_every_panel_stylesheet_a_page_imports_was_preloaded_and_fetched_once(pa
     assert len(panel_css) == len(set(panel_css)), "a stylesheet was fetched twice: the preload missed the cache"
 
 
-def test_autoload_scripts_get_the_style_guard_and_plain_modules_and_no_preload():
-    scripts = [delivery.STYLE_GUARD_JS, delivery.PLAIN_ESM_JS]
+def test_autoload_scripts_get_the_style_guard_slider_keys_and_plain_modules_and_no_preload():
+    scripts = [delivery.STYLE_GUARD_JS, delivery.SLIDER_KEYS_JS, delivery.PLAIN_ESM_JS]
     bundle = delivery._lighter(type("B", (), {"js_files": ["http://h:1/static/js/bokeh.min.js"], "js_raw": []})())
     assert bundle.js_raw == scripts
     bundle = delivery._lighter(type("B", (), {"js_files": ["static/js/bokeh.min.js"], "js_raw": []})())
-    assert len(bundle.js_raw) == 3 and bundle.js_raw[:2] == scripts and "rel = 'preload'" in bundle.js_raw[2]
+    assert len(bundle.js_raw) == 4 and bundle.js_raw[:3] == scripts and "rel = 'preload'" in bundle.js_raw[3]
 
 
 def test_the_preload_follows_the_widgets_a_page_has():

@@ -1,0 +1,104 @@
+"""static/slider-keys.js: a key on a slider sends its value at once, and the slider's handle and title are redrawn
+with the server's answer, not before it (one frame per key instead of two; docs/performance.md, "Session 28")."""
+
+from __future__ import annotations
+
+import pytest
+
+from app import core
+from tests.helpers import slider_handle, wait_for_source, wait_until
+
+pytestmark = pytest.mark.browser
+
+QUERY = "lang=en&d_model=32&T=24&pos=0&k=3&pair=0"
+
+#: Times (performance.now) of the first change of the slider's title or handle, and of the first data that the
+#: server sends, after the call; the slider is the one whose title starts with ``title``.
+WATCH_JS = """(title) => {
+  const view = [...Bokeh.index.query((v) => v.model?.type === "Slider" && (v.model.title ?? "").startsWith(title))][0];
+  const seen = window.__keysSeen = {slider: null, data: null};
+  const observer = new MutationObserver(() => { seen.slider ??= performance.now(); });
+  observer.observe(view.shadow_el, {subtree: true, childList: true, characterData: true, attributes: true});
+  Bokeh.documents[0].on_change((event) => {
+    if (event.model?.type === "ColumnDataSource" && seen.data === null) seen.data = performance.now();
+  });
+}"""
+
+
+def _open(page, app_url):
+    page.goto(f"{app_url}/clocks?{QUERY}")
+    wait_until(lambda: page.evaluate("() => window.Bokeh?.documents?.[0]?.is_idle === true"), timeout=60,
+               message="/clocks never finished loading")
+    page.evaluate("""() => { window.__lastChange = performance.now();
+      Bokeh.documents[0].on_change(() => { window.__lastChange = performance.now(); }); }""")
+
+
+def _quiet(page) -> None:
+    """Until the document has not changed for half a second (what the server sends after the page is drawn,
+    or after a key, has come): a patch from before a key would redraw the slider early, as it should."""
+    wait_until(lambda: page.evaluate("() => performance.now() - window.__lastChange > 500"), timeout=20,
+               message="the page never went quiet")
+
+
+def _slider(page, title: str) -> tuple[str, str, str]:
+    """The slider's value in its model, on its handle (aria-valuenow) and in its title."""
+    return tuple(page.evaluate("""(title) => {
+      const view = [...Bokeh.index.query((v) => v.model?.type === "Slider"
+                                         && (v.model.title ?? "").startsWith(title))][0];
+      return [String(view.model.value), view.slider_el.querySelector(".noUi-handle").getAttribute("aria-valuenow"),
+              view.title_el.textContent];
+    }""", title))
+
+
+def test_the_script_is_loaded_on_every_page_kind(page, app_url):
+    for route in ("/explore", "/", "/clocks", "/hands"):
+        page.goto(f"{app_url}{route}?{QUERY}")
+        wait_until(lambda: page.evaluate("() => window.Bokeh?.documents?.[0]?.is_idle === true"), timeout=60,
+                   message=f"{route} never finished loading")
+        assert page.evaluate("() => Bokeh.require('models/widgets/sliders/abstract_slider')"
+                             ".AbstractSliderView.prototype.peKeysFirst === true"), route
+
+
+def test_a_key_redraws_the_slider_with_the_servers_answer_not_before(page, app_url):
+    _open(page, app_url)
+    handle = slider_handle(page, "offset k")
+    handle.focus()
+    for k in (4, 5, 6):
+        _quiet(page)
+        page.evaluate(WATCH_JS, "offset k")
+        page.keyboard.press("ArrowRight")
+        wait_until(lambda: None not in page.evaluate("() => Object.values(window.__keysSeen)"), timeout=10,
+                   message="the slider and the data both changed")
+        seen = page.evaluate("() => window.__keysSeen")
+        # BokehJS's own keydown handler moved the handle and rewrote the title first (seen.slider < seen.data).
+        assert seen["slider"] >= seen["data"], seen
+        assert _slider(page, "offset k") == (str(k), f"{k}.0", f"offset k: {k}")
+        # The row's pair-0 hand at pos + k = k: (x + sin k, cos k), from app.core.
+        wait_for_source(page, "clocks", lambda d, k=k: abs(d["target_x"][0] - d["x"][0]
+                                                           - core.encoding_rows([float(k)], 32)[0, 0]) < 1e-3)
+
+
+def test_the_keys_step_as_nouisliders_do(page, app_url):
+    """Arrows one step, PageUp and PageDown five (noUiSlider's default page multiplier), Home and End the ends."""
+    _open(page, app_url)
+    handle = slider_handle(page, "position pos")
+    handle.focus()
+    end = int(float(handle.get_attribute("aria-valuemax")))
+    for key, want in (("ArrowRight", 1), ("ArrowUp", 2), ("PageUp", 7), ("ArrowLeft", 6), ("ArrowDown", 5),
+                      ("PageDown", 0), ("PageDown", 0), ("End", end), ("ArrowRight", end), ("Home", 0),
+                      ("ArrowLeft", 0)):
+        page.keyboard.press(key)
+        wait_until(lambda want=want: _slider(page, "position pos") == (str(want), f"{want}.0",
+                                                                       f"position pos: {want}"),
+                   timeout=10, message=f"{key} gives pos {want}: {_slider(page, 'position pos')}")
+
+
+def test_a_slider_is_redrawn_even_when_no_answer_comes(page, app_url):
+    _open(page, app_url)
+    handle = slider_handle(page, "offset k")
+    handle.focus()
+    # Every message from the server is dropped from now on: only the time limit can redraw the slider.
+    page.evaluate("() => { Bokeh.require('client/session').ClientSession.prototype.handle = () => {}; }")
+    page.keyboard.press("ArrowRight")
+    wait_until(lambda: _slider(page, "offset k") == ("4", "4.0", "offset k: 4"), timeout=5,
+               message=f"redrawn without an answer: {_slider(page, 'offset k')}")
