@@ -79,10 +79,12 @@ INSTRUMENT_JS = """
     if (typeof data === 'string' && data.includes('"msgtype"')) T.sent += 1;
     return send.call(this, data);
   };
-  document.addEventListener('keydown', () => { T.render = {}; T.sent = 0; T.received = 0; }, true);
   return wrapped.size;
 }
 """
+
+
+RESET_JS = "() => { const T = window.__trace; T.render = {}; T.sent = 0; T.received = 0; }"
 
 
 def _thread_of_main(events: list[dict]) -> tuple[int, int]:
@@ -177,6 +179,9 @@ def trace_page(browser, key: str, port: int, size: str, param: str, presses: int
     browser.start_tracing(page=page.page, categories=CATEGORIES)
     try:
         for _ in range(presses):
+            # Reset before the key, not in a keydown listener: static/slider-keys.js sends the value from a
+            # listener that runs before any the page adds later.
+            page.page.evaluate(RESET_JS)
             lasts.append(page.press(param, 60.0)[1])
             rendered.append(page.page.evaluate("() => ({...window.__trace})"))
     finally:
