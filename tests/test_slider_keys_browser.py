@@ -102,3 +102,18 @@ def test_a_slider_is_redrawn_even_when_no_answer_comes(page, app_url):
     page.keyboard.press("ArrowRight")
     wait_until(lambda: _slider(page, "offset k") == ("4", "4.0", "offset k: 4"), timeout=5,
                message=f"redrawn without an answer: {_slider(page, 'offset k')}")
+
+
+def test_keys_faster_than_the_answers_end_on_the_last_value(page, app_url):
+    """A held arrow key: each press steps from the value the previous one set, answered or not, and the slider
+    and the data end on the same value."""
+    _open(page, app_url)
+    _quiet(page)
+    handle = slider_handle(page, "offset k")
+    handle.focus()
+    for _ in range(8):
+        page.keyboard.press("ArrowRight")
+    wait_until(lambda: _slider(page, "offset k") == ("11", "11.0", "offset k: 11"), timeout=10,
+               message=f"k 3 + 8: {_slider(page, 'offset k')}")
+    wait_for_source(page, "clocks", lambda d: abs(d["target_x"][0] - d["x"][0]
+                                                  - core.encoding_rows([11.0], 32)[0, 0]) < 1e-3)
