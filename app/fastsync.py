@@ -411,8 +411,12 @@ class FastDiscreteSlider(pn.widgets.DiscreteSlider):
     # Panel fills in {labels} with str.format (the link has no braces of its own).
     # Set in the page only (``sync: false``): the server sets the same text in its reply to the step, so the
     # browser's copy sent back was a third message per key that Panel processed after its debounce, for nothing.
-    _text_link = ("\n    var labels = {labels}\n    target.data.setv({{text: " + json.dumps(TITLE_WRAP.split("{}")[0])
-                  + " + labels[source.value] + " + json.dumps(TITLE_WRAP.split("{}")[1]) + "}}, {{sync: false}})\n")
+    # After a key, with the slider's own redraw (static/slider-keys.js: the answer first, then one frame); at once
+    # while the handle is dragged.
+    _text_link = ("\n    var labels = {labels}\n    var set = function () {{ target.data.setv({{text: "
+                  + json.dumps(TITLE_WRAP.split("{}")[0]) + " + labels[source.value] + "
+                  + json.dumps(TITLE_WRAP.split("{}")[1]) + "}}, {{sync: false}}) }}\n"
+                  "    if (window.peAfterKeyAnswer) window.peAfterKeyAnswer(set); else set()\n")
 
     def __init__(self, title_name: str = "discrete_slider_title", **params) -> None:
         """``title_name``: the name of the title's data model (unique on its page)."""

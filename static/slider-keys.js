@@ -24,6 +24,7 @@
   View.prototype.peKeysFirst = true;
   const PAGE_STEPS = 5;  // noUiSlider's keyboardPageMultiplier, which BokehJS leaves at its default
   const held = new Set();
+  const after = [];
   let timer = null;
 
   const release = () => {
@@ -38,6 +39,13 @@
       }
     }
     held.clear();
+    for (const redraw of after.splice(0)) redraw();
+  };
+  // For a redraw of the page's own that follows a slider's value (a discrete slider's title,
+  // app/fastsync.py): held with the slider's while a key waits for its answer, run at once otherwise.
+  window.peAfterKeyAnswer = (redraw) => {
+    if (held.size) after.push(redraw);
+    else redraw();
   };
 
   for (const method of ["_update_slider", "_update_title"]) {

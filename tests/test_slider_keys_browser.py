@@ -117,3 +117,39 @@ def test_keys_faster_than_the_answers_end_on_the_last_value(page, app_url):
                message=f"k 3 + 8: {_slider(page, 'offset k')}")
     wait_for_source(page, "clocks", lambda d: abs(d["target_x"][0] - d["x"][0]
                                                   - core.encoding_rows([11.0], 32)[0, 0]) < 1e-3)
+
+
+#: Times of the first change of the base slider's title (a page's own component, set by a link in the page) and
+#: of the first data that the server sends, after the call.
+WATCH_TITLE_JS = """(name) => {
+  const view = [...Bokeh.index.query((v) => v.model?.data?.name === name)][0];
+  const seen = window.__keysSeen = {title: null, data: null};
+  new MutationObserver(() => { seen.title ??= performance.now(); })
+    .observe(view.shadow_el ?? view.el, {subtree: true, childList: true, characterData: true});
+  Bokeh.documents[0].on_change((event) => {
+    if (event.model?.type === "ColumnDataSource" && seen.data === null) seen.data = performance.now();
+  });
+}"""
+
+
+def test_a_discrete_sliders_title_waits_for_the_answer_too(page, app_url):
+    page.goto(f"{app_url}/wavelengths?{QUERY}")
+    wait_until(lambda: page.evaluate("() => window.Bokeh?.documents?.[0]?.is_idle === true"), timeout=60,
+               message="/wavelengths never finished loading")
+    page.evaluate("""() => { window.__lastChange = performance.now();
+      Bokeh.documents[0].on_change(() => { window.__lastChange = performance.now(); }); }""")
+    title = "wavelengths_base_title"
+    shown = "() => [...Bokeh.index.query((v) => v.model?.data?.name === 'wavelengths_base_title')][0].model.data.text"
+    # Its title is a component of its own, so the handle is found by the name components.a11y gives it.
+    page.locator('.noUi-handle[aria-label^="base"]').first.focus()
+    for _ in range(2):
+        _quiet(page)
+        before = page.evaluate(shown)
+        page.evaluate(WATCH_TITLE_JS, title)
+        page.keyboard.press("ArrowLeft")
+        wait_until(lambda: None not in page.evaluate("() => Object.values(window.__keysSeen)"), timeout=10,
+                   message="the title and the data both changed")
+        seen = page.evaluate("() => window.__keysSeen")
+        # The link set the title in the keydown, before the server's answer (seen.title < seen.data).
+        assert seen["title"] >= seen["data"], seen
+        assert page.evaluate(shown) != before
