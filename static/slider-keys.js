@@ -4,11 +4,11 @@
 // BokehJS's slider (noUiSlider inside) moves its handle and rewrites its title in the keydown handler. That
 // makes the browser render a frame before the server's answer can be applied: ~9 ms on this machine (style,
 // layout, paint, and a new resource for every canvas on screen at the commit), on the path of every key
-// (docs/performance.md, "Session 28"). Here a key on a plain integer Slider sets the model's value (the same
-// two messages as before, sent in the keydown) and holds the view's two redraws (_update_slider,
-// _update_title) until the session has applied the next patch from the server (the step's data comes
-// before Bokeh's OK, app/fastsync.py), or 100 ms, whichever is first. (A patch still on its way from an
-// earlier key redraws it a little early: as without this script.) The keys and their steps are
+// (docs/performance.md, "Session 28"). Here a key on a plain integer Slider sets the model's value and
+// value_throttled in the keydown (BokehJS sends the two in one message) and holds the view's two redraws
+// (_update_slider, _update_title) until the session has applied the next patch from the server (the step's
+// data comes before Bokeh's OK, app/fastsync.py), or 100 ms, whichever is first. (A patch still on its way
+// from an earlier key redraws it a little early: as without this script.) The keys and their steps are
 // noUiSlider's: arrows one step, PageUp/PageDown five, Home/End the ends. A slider that is not a horizontal,
 // left-to-right, integer Slider is left to noUiSlider. Replaces methods of BokehJS classes (pinned in
 // pyproject.toml) once, and only if they are where this version has them.
