@@ -12,23 +12,26 @@ pytestmark = pytest.mark.browser
 
 QUERY = "lang=en&d_model=32&T=24&pos=0&k=3&pair=0"
 
-#: Times (performance.now) of the first change of the slider's title or handle, and of the first data that the
-#: server sends, after the call; the slider is the one whose title starts with ``title``.
-WATCH_JS = """(title) => {
-  const view = [...Bokeh.index.query((v) => v.model?.type === "Slider" && (v.model.title ?? "").startsWith(title))][0];
-  const seen = window.__keysSeen = {slider: null, data: null};
-  const observer = new MutationObserver(() => { seen.slider ??= performance.now(); });
-  observer.observe(view.shadow_el, {subtree: true, childList: true, characterData: true, attributes: true});
+#: Times (performance.now) of the first change of what shows a slider's value, and of the first data that the
+#: server sends, after the call. What is watched: ``{slider: title}``, the Slider whose title starts with
+#: ``title`` (its title and handle), or ``{component: name}``, the component whose data model is named ``name``.
+WATCH_JS = """({slider, component}) => {
+  const view = [...Bokeh.index.query((v) => slider !== undefined
+    ? v.model?.type === "Slider" && (v.model.title ?? "").startsWith(slider)
+    : v.model?.data?.name === component)][0];
+  const seen = window.__keysSeen = {drawn: null, data: null};
+  new MutationObserver(() => { seen.drawn ??= performance.now(); }).observe(
+    view.shadow_el ?? view.el, {subtree: true, childList: true, characterData: true, attributes: slider !== undefined});
   Bokeh.documents[0].on_change((event) => {
     if (event.model?.type === "ColumnDataSource" && seen.data === null) seen.data = performance.now();
   });
 }"""
 
 
-def _open(page, app_url):
-    page.goto(f"{app_url}/clocks?{QUERY}")
+def _open(page, app_url, route: str = "clocks"):
+    page.goto(f"{app_url}/{route}?{QUERY}")
     wait_until(lambda: page.evaluate("() => window.Bokeh?.documents?.[0]?.is_idle === true"), timeout=60,
-               message="/clocks never finished loading")
+               message=f"/{route} never finished loading")
     page.evaluate("""() => { window.__lastChange = performance.now();
       Bokeh.documents[0].on_change(() => { window.__lastChange = performance.now(); }); }""")
 
@@ -65,13 +68,13 @@ def test_a_key_redraws_the_slider_with_the_servers_answer_not_before(page, app_u
     handle.focus()
     for k in (4, 5, 6):
         _quiet(page)
-        page.evaluate(WATCH_JS, "offset k")
+        page.evaluate(WATCH_JS, {"slider": "offset k"})
         page.keyboard.press("ArrowRight")
         wait_until(lambda: None not in page.evaluate("() => Object.values(window.__keysSeen)"), timeout=10,
                    message="the slider and the data both changed")
         seen = page.evaluate("() => window.__keysSeen")
         # BokehJS's own keydown handler moved the handle and rewrote the title first (seen.slider < seen.data).
-        assert seen["slider"] >= seen["data"], seen
+        assert seen["drawn"] >= seen["data"], seen
         assert _slider(page, "offset k") == (str(k), f"{k}.0", f"offset k: {k}")
         # The row's pair-0 hand at pos + k = k: (x + sin k, cos k), from app.core.
         wait_for_source(page, "clocks", lambda d, k=k: abs(d["target_x"][0] - d["x"][0]
@@ -119,25 +122,8 @@ def test_keys_faster_than_the_answers_end_on_the_last_value(page, app_url):
                                                   - core.encoding_rows([11.0], 32)[0, 0]) < 1e-3)
 
 
-#: Times of the first change of the base slider's title (a page's own component, set by a link in the page) and
-#: of the first data that the server sends, after the call.
-WATCH_TITLE_JS = """(name) => {
-  const view = [...Bokeh.index.query((v) => v.model?.data?.name === name)][0];
-  const seen = window.__keysSeen = {title: null, data: null};
-  new MutationObserver(() => { seen.title ??= performance.now(); })
-    .observe(view.shadow_el ?? view.el, {subtree: true, childList: true, characterData: true});
-  Bokeh.documents[0].on_change((event) => {
-    if (event.model?.type === "ColumnDataSource" && seen.data === null) seen.data = performance.now();
-  });
-}"""
-
-
 def test_a_discrete_sliders_title_waits_for_the_answer_too(page, app_url):
-    page.goto(f"{app_url}/wavelengths?{QUERY}")
-    wait_until(lambda: page.evaluate("() => window.Bokeh?.documents?.[0]?.is_idle === true"), timeout=60,
-               message="/wavelengths never finished loading")
-    page.evaluate("""() => { window.__lastChange = performance.now();
-      Bokeh.documents[0].on_change(() => { window.__lastChange = performance.now(); }); }""")
+    _open(page, app_url, "wavelengths")
     title = "wavelengths_base_title"
     shown = "() => [...Bokeh.index.query((v) => v.model?.data?.name === 'wavelengths_base_title')][0].model.data.text"
     # Its title is a component of its own, so the handle is found by the name components.a11y gives it.
@@ -145,11 +131,11 @@ def test_a_discrete_sliders_title_waits_for_the_answer_too(page, app_url):
     for _ in range(2):
         _quiet(page)
         before = page.evaluate(shown)
-        page.evaluate(WATCH_TITLE_JS, title)
+        page.evaluate(WATCH_JS, {"component": title})
         page.keyboard.press("ArrowLeft")
         wait_until(lambda: None not in page.evaluate("() => Object.values(window.__keysSeen)"), timeout=10,
                    message="the title and the data both changed")
         seen = page.evaluate("() => window.__keysSeen")
         # The link set the title in the keydown, before the server's answer (seen.title < seen.data).
-        assert seen["title"] >= seen["data"], seen
+        assert seen["drawn"] >= seen["data"], seen
         assert page.evaluate(shown) != before
