@@ -178,7 +178,7 @@ def readout(lang: str, key: str, **values: object) -> str:
 
 #: After a number in a label: a word joiner, invisible and of no width. BokehJS sets a label made only of digits and
 #: ", . + − e" by its cap height and any other by the font's ascent, so in a row "λ = 6.3", "11.2", "19.9" … the
-#: named first label sat ~6 px below the numbers; with it every label of the row is set alike.
+#: named first label sat 3–5 px below the numbers; with it every label of the row is set alike.
 SET_AS_TEXT = "\u2060"
 
 

@@ -30,13 +30,10 @@
   const release = () => {
     clearTimeout(timer);
     timer = null;
-    for (const view of held) {
+    for (const view of held) {  // each was held after a key that changed its value
       view.__peHeld = false;
-      if (view.__peStale) {
-        view.__peStale = false;
-        view._update_slider();
-        view._update_title();
-      }
+      view._update_slider();
+      view._update_title();
     }
     held.clear();
     for (const redraw of after.splice(0)) redraw();
@@ -51,11 +48,7 @@
   for (const method of ["_update_slider", "_update_title"]) {
     const draw = View.prototype[method];
     View.prototype[method] = function (...args) {
-      if (this.__peHeld) {
-        this.__peStale = true;
-        return undefined;
-      }
-      return draw.apply(this, args);
+      return this.__peHeld ? undefined : draw.apply(this, args);
     };
   }
   const handle = Session.prototype.handle;
