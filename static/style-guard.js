@@ -1,6 +1,6 @@
-// Shims of BokehJS internals (pinned in pyproject.toml): two spare the browser style work, one clears what
-// BokehJS leaves on a canvas. Each replaces one method of a BokehJS class, once, and only if the method is
-// where this version has it.
+// Shims of BokehJS internals (pinned in pyproject.toml): three spare the browser style work, one clears what
+// BokehJS leaves on a canvas, one spares a colour bar work that changes nothing it draws. Each replaces one
+// method or getter of a BokehJS class, once, and only if it is where this version has it.
 (function () {
   function replace(moduleName, className, method, flag, wrap) {
     const module = window.Bokeh && Bokeh.require && Bokeh.require(moduleName);
@@ -10,7 +10,31 @@
     }
     const replacement = wrap(proto[method]);
     replacement[flag] = true;
+    replacement.bokeh = proto[method];  // BokehJS's own, for the tests' positive controls
     proto[method] = replacement;
+  }
+
+  function replaceGetter(moduleName, className, name, flag, wrap) {
+    const module = window.Bokeh && Bokeh.require && Bokeh.require(moduleName);
+    const proto = module && module[className] && module[className].prototype;
+    const descriptor = proto && Object.getOwnPropertyDescriptor(proto, name);
+    if (!descriptor || typeof descriptor.get !== "function" || descriptor.get[flag]) {
+      return;
+    }
+    const get = wrap(descriptor.get);
+    get[flag] = true;
+    get.bokeh = descriptor.get;
+    Object.defineProperty(proto, name, { ...descriptor, get });
+  }
+
+  // A Map kept in object[slot] until the next microtask: what 2. and 5. remember of one synchronous run.
+  function taskCache(object, slot) {
+    let values = object[slot];
+    if (values === undefined) {
+      values = object[slot] = new Map();
+      queueMicrotask(() => { object[slot] = undefined; });
+    }
+    return values;
   }
 
   // 1. Skip BokehJS's rewrites of a shadow root's <style> with the text it already holds.
@@ -39,11 +63,7 @@
   // #15286): within one synchronous run of code a read gives what the first read gave, and a style
   // changed by code is seen from the next microtask on. This app defines no such property.
   replace("core/visuals/visual", "VisualProperties", "_get_css_value", "peCssReads", (read) => function (name) {
-    let values = this.__peCssValues;
-    if (values === undefined) {
-      values = this.__peCssValues = new Map();
-      queueMicrotask(() => { this.__peCssValues = undefined; });
-    }
+    const values = taskCache(this, "__peCssValues");
     let value = values.get(name);
     if (value === undefined) {
       value = read.call(this, name);
@@ -69,5 +89,53 @@
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, ctx.canvas.width, ctx.canvas.height);
     ctx.restore();
+  });
+
+  // 4. Leave a colour bar as it is when its mapper's metrics change nothing the bar draws.
+  //
+  // A continuous colour mapper announces new metrics every time it maps data (each update of a heat map or
+  // an image that uses it), and every colour bar on that mapper then paints a new palette canvas
+  // (a createElement, a getImageData, a putImageData) and asks its whole figure for a new layout. With the
+  // mapper's low and high fixed, as on every colour bar of this app, neither the bar's range nor its palette
+  // moved: a d_model key at the Gram section spent ~5 ms there of its ~8 ms applying the server's answer
+  // (docs/performance.md, "Session 29"). The bar keeps its palette image while its palette and cut-offs are
+  // those it last drew, and is laid out again only when its range moved (a mapper whose low and high follow
+  // d_model); any other change, and any mapper that scans its data, goes to BokehJS as before.
+  replace("models/annotations/color_bar", "ColorBarView", "_metrics_changed", "peSameBar", (changed) => {
+    const continuous = Bokeh.require("models/mappers/continuous_color_mapper").ContinuousColorMapper;
+    const scanning = Bokeh.require("models/mappers/scanning_color_mapper").ScanningColorMapper;
+    const Range1d = Bokeh.require("models/ranges/range1d").Range1d;
+    return function _metrics_changed() {
+      const mapper = this.color_mapper;
+      const range = this._major_range;
+      if (mapper instanceof continuous && !(mapper instanceof scanning) && range instanceof Range1d) {
+        const { min, max } = this._continuous_metrics(mapper);  // also sets the cut-offs' indices
+        const drawn = this.__peDrawn;
+        if (drawn !== undefined && drawn.palette === mapper.palette && drawn.low === this._index_low
+            && drawn.high === this._index_high) {
+          // The palette image is the one drawn; only a moved range needs the bar's new ticks.
+          if (range.start !== min || range.end !== max) {
+            range.setv({ start: min, end: max });
+            this.plot_view.request_layout();
+          }
+          return;
+        }
+        this.__peDrawn = { palette: mapper.palette, low: this._index_low, high: this._index_high };
+      }
+      changed.call(this);
+    };
+  });
+
+  // 5. Read a plot's font size once per microtask.
+  //
+  // PlotView.base_font_size calls getComputedStyle(el).fontSize on every read, and each axis reads it for
+  // its labels at every paint: ~8 ms of a size step's repaint of the lesson page. Within one synchronous
+  // paint nothing changes a plot's font size, so a read gives what the first gave, as in 2.
+  replaceGetter("models/plots/plot_canvas", "PlotView", "base_font_size", "peFontSize", (read) => function () {
+    const values = taskCache(this, "__peFontSize");
+    if (!values.has("size")) {
+      values.set("size", read.call(this));
+    }
+    return values.get("size");
   });
 })();

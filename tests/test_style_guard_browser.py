@@ -1,5 +1,6 @@
 """static/style-guard.js: BokehJS no longer rewrites a <style> with the text it already holds, reads
-each CSS custom property of a visual once per microtask, and clears a canvas layer whole.
+each CSS custom property of a visual and each plot's font size once per microtask, clears a canvas layer
+whole, and leaves a colour bar alone when its mapper's new metrics change nothing it draws.
 
 The guard replaces ``InlineStyleSheet.prototype._update`` of BokehJS's ``core/dom`` module,
 ``VisualProperties.prototype._get_css_value`` of ``core/visuals/visual`` and ``CanvasLayer.prototype.clear``
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 
 from app.strings import text
-from tests.helpers import after_two_frames, plots_drawn, press, wait_for_source, wait_until
+from tests.helpers import after_two_frames, plots_drawn, press, source_data, wait_for_source, wait_until
 
 QUERY = "lang=en&d_model=32&T=24&base=10000&pair=0&pos=0&k=3"
 
@@ -97,6 +98,10 @@ def test_the_guard_is_loaded_on_every_page_kind(page, app_url):
                              "._get_css_value.peCssReads === true"), route
         assert page.evaluate("() => Bokeh.require('core/util/canvas').CanvasLayer.prototype.clear.peWholeClear"
                              " === true"), route
+        assert page.evaluate("() => Bokeh.require('models/annotations/color_bar').ColorBarView.prototype"
+                             "._metrics_changed.peSameBar === true"), route
+        assert page.evaluate("() => Object.getOwnPropertyDescriptor(Bokeh.require('models/plots/plot_canvas')"
+                             ".PlotView.prototype, 'base_font_size').get.peFontSize === true"), route
 
 
 @pytest.mark.browser
@@ -219,3 +224,122 @@ def test_a_paint_clears_the_first_row_and_column_of_a_canvas(page, app_url):
     # Positive control: with BokehJS's own clear the painted edge stays dark after the figure repaints.
     page.evaluate(BOKEH_OWN_CLEAR_JS)
     assert page.evaluate(STALE_EDGE_JS) > 100
+
+
+#: From the next call on, counts each colour bar's new palette images and each layout a colour bar asks of its
+#: figure (BokehJS's ColorBarView._set_canvas_image, and PlotView.request_layout called from _metrics_changed).
+COUNT_BAR_WORK_JS = """() => {
+  const {ColorBarView} = Bokeh.require("models/annotations/color_bar");
+  const bar = ColorBarView.prototype;
+  const W = window.__barWork = {images: 0, layouts: 0, metrics: 0};
+  if (!bar.__counted) {
+    const image = bar._set_canvas_image;
+    bar._set_canvas_image = function () { window.__barWork.images++; return image.call(this); };
+    bar.__counted = true;
+  }
+  for (const view of Bokeh.index.query((v) => v instanceof ColorBarView)) {
+    const plot = view.plot_view;
+    if (!plot.__counted) {
+      const layout = plot.request_layout;
+      plot.request_layout = function () {
+        if (new Error().stack.includes("_metrics_changed")) window.__barWork.layouts++;
+        return layout.call(this);
+      };
+      plot.__counted = true;
+    }
+    if (!view.model.color_mapper.__counted) {
+      view.model.color_mapper.metrics_change.connect(() => { window.__barWork.metrics++; });
+      view.model.color_mapper.__counted = true;
+    }
+  }
+  return true;
+}"""
+
+#: Every colour bar on the page: its mapper's low and high, its range, and whether its palette image holds the
+#: mapper's palette (one pixel per colour: left to right, or bottom to top on a vertical bar).
+BARS_JS = """() => {
+  const {ColorBarView} = Bokeh.require("models/annotations/color_bar");
+  const hex = (d, i) => "#" + [d[i], d[i + 1], d[i + 2]].map((v) => v.toString(16).padStart(2, "0")).join("");
+  return [...Bokeh.index.query((v) => v instanceof ColorBarView)].map((view) => {
+    const mapper = view.model.color_mapper, image = view._image;
+    const data = image.getContext("2d").getImageData(0, 0, image.width, image.height).data;
+    const drawn = Array.from({length: image.width * image.height}, (_, i) => hex(data, 4 * i));
+    if (image.height > 1) drawn.reverse();
+    return {mapper: mapper.name, low: mapper.low, high: mapper.high,
+            range: [view._major_range.start, view._major_range.end],
+            palette: drawn.join() === mapper.palette.map((c) => c.toLowerCase()).join()};
+  });
+}"""
+
+
+def _bar_work(page, route_query: str, label: str, source: str):
+    """Colour bar work counted during one ArrowRight on the slider ``label``, once ``source`` has changed and
+    the figures have painted; and the page's colour bars after it."""
+    before = source_data(page, source)
+    page.evaluate(COUNT_BAR_WORK_JS)
+    press(page, label, "ArrowRight")
+    def changed() -> bool:
+        now = source_data(page, source)
+        return now.keys() != before.keys() or any(not np.array_equal(now[k], before[k]) for k in now)
+    wait_until(changed, timeout=15, message=f"{source} never changed")
+    wait_until(lambda: page.evaluate("() => Bokeh.documents[0].is_idle"), timeout=15)
+    after_two_frames(page)
+    return page.evaluate("() => window.__barWork"), page.evaluate(BARS_JS)
+
+
+def _open_section(page, app_url: str, route: str) -> None:
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}{route}?{QUERY}")
+    wait_until(lambda: plots_drawn(page, 1) and page.evaluate("() => Bokeh.documents[0].is_idle"), timeout=60,
+               message=f"{route} never drew")
+
+
+@pytest.mark.browser
+def test_a_colour_bar_whose_mapper_did_not_move_is_left_alone(page, app_url, console_errors):
+    """The shift section's matrix changes on every k key; its mapper's low and high stay -1 and 1. (A bar's
+    first metrics after the page loads go to BokehJS: the first press is not counted.)"""
+    _open_section(page, app_url, "/shift")
+    _bar_work(page, "/shift", text("en", "k"), "rotation_matrix")
+    work, bars = _bar_work(page, "/shift", text("en", "k"), "rotation_matrix")
+    assert work["metrics"] > 0, work  # the mapper did announce new metrics
+    assert (work["images"], work["layouts"]) == (0, 0), work
+    assert bars and all(b["palette"] and b["range"] == [b["low"], b["high"]] == [-1, 1] for b in bars), bars
+    # Positive control: BokehJS's own method draws a new palette image and asks for a layout on each.
+    page.evaluate("() => { const p = Bokeh.require('models/annotations/color_bar').ColorBarView.prototype;"
+                  " p._metrics_changed = p._metrics_changed.bokeh; }")
+    work, bars = _bar_work(page, "/shift", text("en", "k"), "rotation_matrix")
+    assert work["images"] > 0 and work["layouts"] > 0, work
+    assert console_errors == []
+
+
+@pytest.mark.browser
+def test_a_colour_bar_whose_range_moved_is_laid_out_with_its_image_kept(page, app_url, console_errors):
+    """The Gram matrix's mapper spans ±d_model/2: a d_model key moves the bar's range, not its palette."""
+    _open_section(page, app_url, "/gram")
+    _bar_work(page, "/gram", text("en", "d_model"), "gram")
+    work, bars = _bar_work(page, "/gram", text("en", "d_model"), "gram")
+    (gram,) = [b for b in bars if b["mapper"] == "gram_colors"]
+    assert gram["range"] == [gram["low"], gram["high"]] == [-18, 18], gram  # d_model 32 → 34 → 36
+    assert gram["palette"], gram
+    assert work["images"] == 0 and work["layouts"] > 0, work
+    assert console_errors == []
+
+
+@pytest.mark.browser
+def test_a_plots_font_size_is_read_once_per_microtask(page, app_url):
+    _explore(page, app_url)
+    result = page.evaluate("""async () => {
+      const {PlotView} = Bokeh.require("models/plots/plot_canvas");
+      const view = [...Bokeh.index.query((v) => v instanceof PlotView)][0];
+      await Promise.resolve();
+      const before = view.base_font_size;
+      view.el.style.fontSize = "21px";
+      const sameRun = view.base_font_size;
+      await Promise.resolve();
+      const nextMicrotask = view.base_font_size;
+      view.el.style.fontSize = "";
+      await Promise.resolve();
+      return {before, sameRun, nextMicrotask, restored: view.base_font_size};
+    }""")
+    assert result["before"] == result["sameRun"] == result["restored"] != 21, result
+    assert result["nextMicrotask"] == 21, result
