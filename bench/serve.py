@@ -2,12 +2,18 @@
 
 Sessions are discarded 1 s after their websocket closes (Bokeh's defaults are
 15 s, checked every 17 s) so that the memory part sees closed sessions go
-within its run; nothing else differs from ``python -m app``.
+within its run; nothing else differs from ``python -m app`` (one BLAS thread per process included).
 """
 
 from __future__ import annotations
 
+import os
 import sys
+
+# As ``python -m app`` does (app/__main__.py): one BLAS thread per server process, set before NumPy loads.
+# Without it OpenBLAS spreads a size step's small products over both cores of this machine, and the
+# benchmark timed a server that the app's own command never runs.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 #: Bokeh server options shared by both apps in the benchmark.
 SESSION_OPTIONS = {"check_unused_sessions_milliseconds": 500, "unused_session_lifetime_milliseconds": 1000}

@@ -123,6 +123,20 @@ def test_block_numbers_are_the_lesson_block(section):
     assert signed(math.sin(10)) in section.block.object and signed(math.cos(10)) in section.block.object
 
 
+def test_every_change_writes_the_block_once_with_its_new_numbers(section, monkeypatch):
+    """A d_model step moves the matrix and the pair's outline at once: the block is still built once."""
+    from components.lesson import shift
+
+    built = []
+    monkeypatch.setattr(shift, "block_markup", lambda *args: built.append(args) or f"<p>{len(built)}</p>")
+    s = section.state
+    for name, value in (("d_model", 8), ("k", 5), ("pair", 2), ("pos", 4), ("base", 100.0), ("T", 30)):
+        built.clear()
+        setattr(s, name, value)
+        expected = [] if name == "T" else [("en", s.pair, s.k, s.pos, s.d_model, s.base)]
+        assert built == expected, name
+
+
 def test_block_markup_is_escaped():
     assert "<script" not in block_markup("en", 0, 3, 0, 32, 10_000)
 

@@ -123,6 +123,7 @@ class ShiftIsRotation(LessonSection):
         self.checks = LiveChecks(state)
         self._update_matrix()
         self._update_pair()
+        self._update_block()
 
     @param.depends("state.k", "state.d_model", "state.base", watch=True)
     def _update_matrix(self) -> None:
@@ -138,7 +139,6 @@ class ShiftIsRotation(LessonSection):
             note = "shift_note_full" if s.d_model <= MATRIX_SIZE else "shift_note_corner"
             sentence = html.escape(text(s.lang, note, n=s.d_model, pairs=s.d_model // 2))
             self.note.object = f'<p class="nt">{sentence}</p>'
-            self._update_block()
 
     @param.depends("state.pair", "state.d_model", watch=True)
     def _update_pair(self) -> None:
@@ -147,9 +147,9 @@ class ShiftIsRotation(LessonSection):
         inside = left + 2 <= MATRIX_SIZE
         send_changes(self.outline, {"left": [left] if inside else [], "right": [left + 2] if inside else [],
                                     "top": [left] if inside else [], "bottom": [left + 2] if inside else []})
-        self._update_block()
 
-    @param.depends("state.pos", watch=True)
+    # A watcher of its own: a d_model step, which moves the matrix and the pair at once, writes the block once.
+    @param.depends("state.pos", "state.k", "state.pair", "state.d_model", "state.base", watch=True)
     def _update_block(self) -> None:
         s = self.state
         self.block.object = block_markup(s.lang, s.pair, s.k, s.pos, s.d_model, s.base)
