@@ -4,11 +4,19 @@ benchmark's run found it)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
+import pytest
 from bokeh.document import Document
 
 from app import core
 from bench.floor_app import floor_document
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_floor_builds_its_named_sources_and_answers_its_sliders():
@@ -25,3 +33,14 @@ def test_the_floor_builds_its_named_sources_and_answers_its_sliders():
     assert marker.data["k"] == [5]
     assert marker.data["label_y"][0] > max(doc.get_model_by_name("distance").data["score"])
     assert list(doc.get_model_by_name("row_marks").data["top"]) == [0, 5]
+
+
+@pytest.mark.parametrize("entry", ["app.__main__", "bench.serve"])
+def test_a_server_process_runs_one_blas_thread(entry):
+    """The benchmark's servers run as ``python -m app`` does: one OpenBLAS thread (with two, a size step's
+    small products spread over both cores of a busy 2-core machine). Each entry asks before it imports NumPy."""
+    script = f"import importlib, os; importlib.import_module({entry!r}); print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=120, check=True)
+    assert done.stdout.strip() == "1"
