@@ -9,6 +9,8 @@ from functools import partial
 from bokeh.document import Document
 from panel.io.state import set_curdoc
 
+from app.fastsync import one_message
+
 _log = logging.getLogger(__name__)
 
 
@@ -26,12 +28,8 @@ def run_next_tick(doc: Document, work: Callable[[], None]) -> None:
 
 
 def _run_held(doc: Document, work: Callable[[], None]) -> None:
-    held = doc.callbacks.hold_value
-    if not held:
-        doc.hold("combine")
-    try:
-        with set_curdoc(doc):  # so that work scheduling more work finds this session
-            work()
-    finally:
-        if not held:
-            doc.unhold()
+    # ``one_message`` is Panel's hold, which writes what it held as one message. Bokeh's own
+    # (``doc.hold``/``doc.unhold``) sends a PATCH-DOC per change: the off-screen sections' catch-up after a
+    # d_model key went out as 14 messages, each applied by the browser on its own.
+    with set_curdoc(doc), one_message():  # the current document: so that work scheduling more finds this session
+        work()

@@ -408,6 +408,46 @@ def test_one_key_press_is_one_message(app_url):
     assert _named_in_first_patch(app_url, "/explore", "distance_marker", watched, press_k) == watched
 
 
+
+def test_work_run_at_the_next_tick_is_one_message(app_url):
+    """``app.ticks.run_next_tick`` holds its work's changes and writes them as one message. The live checks'
+    verdict on a large table (computed on a worker thread, shown at the next tick) changes both check cards
+    after a new d_model and T:
+    with Bokeh's own hold each change went as a PATCH-DOC of its own (and the lesson page's catch-up of the
+    sections off screen after a d_model key, 14 of them)."""
+    import asyncio
+
+    from app.strings import text
+    from bench.protocol import BokehClient, objects
+
+    cards = {"check_norm", "check_rotation"}
+
+    async def messages_until_both_cards_change() -> list[set[str]]:
+        port = int(app_url.rsplit(":", 1)[1])
+        client = BokehClient("127.0.0.1", port, "/explore", {"lang": "en", "d_model": 512, "T": 2048})
+        await client.open(expect=("check_norm",))
+        try:
+            ids = {o["attributes"]["name"]: o["id"] for o in objects(client.doc)
+                   if o.get("attributes", {}).get("name") in cards}
+            assert set(ids) == cards
+            # d_model and T in one message: the norm card follows d_model, the rotation card counts T − |k|.
+            await client.send("PATCH-DOC", {"events": [
+                {"kind": "ModelChanged", "model": {"id": client.slider_id(text("en", name))}, "attr": attr,
+                 "new": value} for name, value in (("d_model", 510), ("T", 2000))
+                for attr in ("value", "value_throttled")]})
+            seen: list[set[str]] = []
+            while not set().union(*seen) >= cards:
+                message = await client.receive(30)
+                if message.msgtype == "PATCH-DOC":
+                    seen.append({name for name, model_id in ids.items() if f'"id":"{model_id}"' in message.content})
+            return seen
+        finally:
+            client.close()
+
+    seen = off_the_main_thread(lambda: asyncio.run(messages_until_both_cards_change()))
+    assert cards in seen, seen
+
+
 @pytest.mark.parametrize(("slider", "value", "witness"), [("k", 5, "distance_marker"), ("base", 12, "ladder")])
 def test_a_key_press_is_answered_with_its_data_before_bokehs_ok(app_url, slider, value, witness):
     """The step runs inside Bokeh's handling of the key's PATCH-DOC (``_FastSync._applies_now``), so its
