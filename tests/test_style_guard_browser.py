@@ -167,7 +167,8 @@ def test_a_key_press_reads_each_css_property_of_a_visual_once(page, app_url, con
 
 
 @pytest.mark.browser
-def test_a_css_property_set_by_code_is_read_from_the_next_microtask_on(page, app_url):
+def test_a_style_set_by_code_is_read_from_the_next_microtask_on(page, app_url):
+    """A visual's CSS custom property (shim 2) and a plot's font size (shim 5)."""
     _explore(page, app_url)
     result = page.evaluate("""async () => {
       const {VisualProperties} = Bokeh.require("core/visuals/visual");
@@ -187,6 +188,21 @@ def test_a_css_property_set_by_code_is_read_from_the_next_microtask_on(page, app
       return {before, sameRun, nextMicrotask, removed, same: view.el === visual.obj.el};
     }""")
     assert result == {"before": "", "sameRun": "", "nextMicrotask": "rgb(1, 2, 3)", "removed": "", "same": True}
+    font = page.evaluate("""async () => {
+      const {PlotView} = Bokeh.require("models/plots/plot_canvas");
+      const view = [...Bokeh.index.query((v) => v instanceof PlotView)][0];
+      await Promise.resolve();
+      const before = view.base_font_size;
+      view.el.style.fontSize = "21px";
+      const sameRun = view.base_font_size;
+      await Promise.resolve();
+      const nextMicrotask = view.base_font_size;
+      view.el.style.fontSize = "";
+      await Promise.resolve();
+      return {before, sameRun, nextMicrotask, restored: view.base_font_size};
+    }""")
+    assert font["before"] == font["sameRun"] == font["restored"] != 21, font
+    assert font["nextMicrotask"] == 21, font
 
 
 #: BokehJS 3.9's own CanvasLayer.clear, put back for the positive control.
@@ -272,7 +288,7 @@ BARS_JS = """() => {
 }"""
 
 
-def _bar_work(page, route_query: str, label: str, source: str):
+def _bar_work(page, label: str, source: str):
     """Colour bar work counted during one ArrowRight on the slider ``label``, once ``source`` has changed and
     the figures have painted; and the page's colour bars after it."""
     before = source_data(page, source)
@@ -299,15 +315,15 @@ def test_a_colour_bar_whose_mapper_did_not_move_is_left_alone(page, app_url, con
     """The shift section's matrix changes on every k key; its mapper's low and high stay -1 and 1. (A bar's
     first metrics after the page loads go to BokehJS: the first press is not counted.)"""
     _open_section(page, app_url, "/shift")
-    _bar_work(page, "/shift", text("en", "k"), "rotation_matrix")
-    work, bars = _bar_work(page, "/shift", text("en", "k"), "rotation_matrix")
+    _bar_work(page, text("en", "k"), "rotation_matrix")
+    work, bars = _bar_work(page, text("en", "k"), "rotation_matrix")
     assert work["metrics"] > 0, work  # the mapper did announce new metrics
     assert (work["images"], work["layouts"]) == (0, 0), work
     assert bars and all(b["palette"] and b["range"] == [b["low"], b["high"]] == [-1, 1] for b in bars), bars
     # Positive control: BokehJS's own method draws a new palette image and asks for a layout on each.
     page.evaluate("() => { const p = Bokeh.require('models/annotations/color_bar').ColorBarView.prototype;"
                   " p._metrics_changed = p._metrics_changed.bokeh; }")
-    work, bars = _bar_work(page, "/shift", text("en", "k"), "rotation_matrix")
+    work, bars = _bar_work(page, text("en", "k"), "rotation_matrix")
     assert work["images"] > 0 and work["layouts"] > 0, work
     assert console_errors == []
 
@@ -316,30 +332,10 @@ def test_a_colour_bar_whose_mapper_did_not_move_is_left_alone(page, app_url, con
 def test_a_colour_bar_whose_range_moved_is_laid_out_with_its_image_kept(page, app_url, console_errors):
     """The Gram matrix's mapper spans ±d_model/2: a d_model key moves the bar's range, not its palette."""
     _open_section(page, app_url, "/gram")
-    _bar_work(page, "/gram", text("en", "d_model"), "gram")
-    work, bars = _bar_work(page, "/gram", text("en", "d_model"), "gram")
+    _bar_work(page, text("en", "d_model"), "gram")
+    work, bars = _bar_work(page, text("en", "d_model"), "gram")
     (gram,) = [b for b in bars if b["mapper"] == "gram_colors"]
     assert gram["range"] == [gram["low"], gram["high"]] == [-18, 18], gram  # d_model 32 → 34 → 36
     assert gram["palette"], gram
     assert work["images"] == 0 and work["layouts"] > 0, work
     assert console_errors == []
-
-
-@pytest.mark.browser
-def test_a_plots_font_size_is_read_once_per_microtask(page, app_url):
-    _explore(page, app_url)
-    result = page.evaluate("""async () => {
-      const {PlotView} = Bokeh.require("models/plots/plot_canvas");
-      const view = [...Bokeh.index.query((v) => v instanceof PlotView)][0];
-      await Promise.resolve();
-      const before = view.base_font_size;
-      view.el.style.fontSize = "21px";
-      const sameRun = view.base_font_size;
-      await Promise.resolve();
-      const nextMicrotask = view.base_font_size;
-      view.el.style.fontSize = "";
-      await Promise.resolve();
-      return {before, sameRun, nextMicrotask, restored: view.base_font_size};
-    }""")
-    assert result["before"] == result["sameRun"] == result["restored"] != 21, result
-    assert result["nextMicrotask"] == 21, result
