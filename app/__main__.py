@@ -8,12 +8,11 @@ from __future__ import annotations
 import argparse
 import os
 
-# One BLAS thread per server process: the server's own processes and the live checks'
-# worker thread share the cores, and OpenBLAS spreading one small product over every
-# core slowed a size change from ~15 to 50-75 ms on 2 busy cores. Before NumPy loads.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+from app.blas import one_blas_thread
 
-from app.server import DEFAULT_PORT, serve, workers_follow_parent
+one_blas_thread()  # before app.server imports NumPy
+
+from app.server import DEFAULT_PORT, serve, workers_follow_parent  # noqa: E402 (after one_blas_thread)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -7,13 +7,12 @@ within its run; nothing else differs from ``python -m app`` (one BLAS thread per
 
 from __future__ import annotations
 
-import os
 import sys
 
-# As ``python -m app`` does (app/__main__.py): one BLAS thread per server process, set before NumPy loads.
-# Without it OpenBLAS spreads a size step's small products over both cores of this machine, and the
-# benchmark timed a server that the app's own command never runs.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+from app.blas import one_blas_thread
+
+# As ``python -m app`` does: without it the benchmark timed a server that the app's own command never runs.
+one_blas_thread()
 
 #: Bokeh server options shared by both apps in the benchmark.
 SESSION_OPTIONS = {"check_unused_sessions_milliseconds": 500, "unused_session_lifetime_milliseconds": 1000}

@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     origins = [f"localhost:{args.port}", f"127.0.0.1:{args.port}", *args.public_name]
     try:
         ports = [free_port() for _ in range(args.procs)]
-        env = {**os.environ, "PE_PROCESSES": str(args.procs), "OPENBLAS_NUM_THREADS": "1"}
+        env = {**os.environ, "PE_PROCESSES": str(args.procs)}  # python -m app asks for one BLAS thread itself
         if args.redis_url:
             env["PE_REDIS_URL"] = args.redis_url
         for port in ports:
