@@ -2,9 +2,13 @@
 // BokehJS leaves on a canvas, one spares a colour bar work that changes nothing it draws. Each replaces one
 // method or getter of a BokehJS class, once, and only if it is where this version has it.
 (function () {
-  function replace(moduleName, className, method, flag, wrap) {
+  function prototypeOf(moduleName, className) {
     const module = window.Bokeh && Bokeh.require && Bokeh.require(moduleName);
-    const proto = module && module[className] && module[className].prototype;
+    return module && module[className] && module[className].prototype;
+  }
+
+  function replace(moduleName, className, method, flag, wrap) {
+    const proto = prototypeOf(moduleName, className);
     if (!proto || typeof proto[method] !== "function" || proto[method][flag]) {
       return;
     }
@@ -15,8 +19,7 @@
   }
 
   function replaceGetter(moduleName, className, name, flag, wrap) {
-    const module = window.Bokeh && Bokeh.require && Bokeh.require(moduleName);
-    const proto = module && module[className] && module[className].prototype;
+    const proto = prototypeOf(moduleName, className);
     const descriptor = proto && Object.getOwnPropertyDescriptor(proto, name);
     if (!descriptor || typeof descriptor.get !== "function" || descriptor.get[flag]) {
       return;
