@@ -49,7 +49,7 @@ from components.controls import Controls
 from components.distance import ScoreCurve
 from components.keyboard import PageKeys
 from components.ladder import WavelengthLadder
-from components.lazy import LazyPart, watch_sections
+from components.lazy import BUILD_MARGIN_PX, PENDING_CLASS, LazyPart, placeholder, watch_sections
 from components.links import StateLinks
 from components.mistake_note import MistakeNote
 from components.notices import notice_alert
@@ -169,11 +169,14 @@ class SectionAnchor(PlainJSComponent):
     arriving (``complete`` turns true after the last one), until the page is
     complete and has stopped moving, or the reader scrolls or types first.
     A later change of the fragment (a link to ``#checks``) scrolls again.
-    "Stopped moving" means the heading's place and the page's height have both
-    held for ``SETTLE_MS``: on ``/`` the sections around the one jumped to are
-    built after the jump (``components.lazy``) and change height a few hundred
-    ms later, which used to leave a teacher, and a room following them, a
-    section away from the one chosen.
+    "Stopped moving" means no placeholder (``components.lazy.placeholder``) lies
+    within ``BUILD_MARGIN_PX`` of the viewport, and the heading's place and the
+    page's height have both held for ``SETTLE_MS``: on ``/`` the sections
+    around the one jumped to are built after the jump (``components.lazy``)
+    and change the height above it when they arrive, a few hundred ms later or,
+    on a busy server, seconds later. Stopping on stillness alone left a reader,
+    and a room following a teacher, a section away from the one chosen
+    whenever a build took longer than ``SETTLE_MS``.
     """
 
     #: How long the heading and the page's height must hold still before the following stops (ms).
@@ -185,9 +188,26 @@ class SectionAnchor(PlainJSComponent):
 
     export function render({ model }) {
       let run = 0;
-      // Every 100 ms: put the heading at the top if it is not; stop once the page is complete and the
-      // heading's place and the page's height have held for SETTLE_MS (or the heading is not on the
-      // page a second after), or after 30 s.
+      // Whether a placeholder lies within the build margin of the viewport: a part the page builds as
+      // the reader comes near (components/lazy.py) and whose arrival will move what is below it.
+      const pendingNear = () => {
+        const walk = (root) => {
+          for (const el of root.querySelectorAll("*")) {
+            if (el.classList.contains("PENDING_CLASS")) {
+              const box = el.getBoundingClientRect();
+              if (box.height > 0 && box.top < window.innerHeight + BUILD_MARGIN_PX && box.bottom > -BUILD_MARGIN_PX) {
+                return true;
+              }
+            }
+            if (el.shadowRoot && walk(el.shadowRoot)) return true;
+          }
+          return false;
+        };
+        return walk(document);
+      };
+      // Every 100 ms: put the heading at the top if it is not; stop once the page is complete, no
+      // placeholder is near, and the heading's place and the page's height have held for SETTLE_MS (or
+      // the heading is not on the page a second after), or after 30 s.
       const follow = (id, token, started, last, stableSince) => {
         if (token !== run) return;
         const el = find(document, id);
@@ -199,7 +219,8 @@ class SectionAnchor(PlainJSComponent):
         }
         const place = `${top} ${document.scrollingElement.scrollHeight}`;
         const since = place === last ? stableSince : now;
-        if ((model.complete && now - since > (top === null ? 1000 : SETTLE_MS)) || now - started > 30000) return;
+        const still = now - since > (top === null ? 1000 : SETTLE_MS);
+        if ((model.complete && still && !pendingNear()) || now - started > 30000) return;
         setTimeout(() => follow(id, token, started, place, since), 100);
       };
       const go = () => {
@@ -217,7 +238,8 @@ class SectionAnchor(PlainJSComponent):
       go();
       return document.createElement("span");
     }
-    """.replace("SETTLE_MS", str(SETTLE_MS))
+    """.replace("SETTLE_MS", str(SETTLE_MS)).replace("BUILD_MARGIN_PX", str(BUILD_MARGIN_PX)).replace(
+        "PENDING_CLASS", PENDING_CLASS)
 
 
 class LaterViews:
@@ -305,7 +327,7 @@ def explore_page() -> pn.viewable.Viewable:
             views.append(VIEWS[name].view(state))
         else:
             later[len(views)] = name
-            views.append(pn.Spacer(height=PLACEHOLDER_HEIGHT[name], sizing_mode="stretch_width"))
+            views.append(placeholder(PLACEHOLDER_HEIGHT[name]))
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
     parts = [top_bar(state, "explore"),
              header(state, ("explore_lesson", "/"), kind="explore", controls=(*VIEW_PARAMETERS, "play")),
@@ -396,8 +418,8 @@ def lesson_page() -> pn.viewable.Viewable:
     first = sections(slugs[:FIRST_SECTIONS])
     for slug in slugs[:FIRST_SECTIONS]:
         parts[slug].build_now()
-    later = pn.Column(pn.Spacer(height=SECTION_PLACEHOLDER_HEIGHT * (len(slugs) - FIRST_SECTIONS),
-                                sizing_mode="stretch_width"), sizing_mode="stretch_width", name="lesson_later")
+    later = pn.Column(placeholder(SECTION_PLACEHOLDER_HEIGHT * (len(slugs) - FIRST_SECTIONS)),
+                      sizing_mode="stretch_width", name="lesson_later")
     body: list = [top_bar(state, "lesson"),
                   header(state, ("lesson_explore", "/explore"), controls=choices),
                   notice_alert(lang, notices),

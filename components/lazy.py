@@ -26,6 +26,14 @@ SHOWN_MIN_PX = 40
 #: A part's own rule: its rendering is skipped while it is off screen (its last size kept), not in print.
 SKIPPED_OFF_SCREEN = (":host {{ content-visibility: auto; contain-intrinsic-size: auto {height}px; }}\n"
                       "@media print {{ :host {{ content-visibility: visible; }} }}")
+#: The class of a placeholder (``placeholder``): the page around it is still to change height.
+PENDING_CLASS = "pe-pending"
+
+
+def placeholder(height: int) -> pn.Spacer:
+    """Room of ``height`` px held for a part on its way, marked with ``PENDING_CLASS`` for the page's
+    scripts (``app.pages.SectionAnchor`` keeps following a jumped-to heading while one is near)."""
+    return pn.Spacer(height=height, sizing_mode="stretch_width", css_classes=[PENDING_CLASS])
 
 
 class SectionWatch(PlainJSComponent):
@@ -124,7 +132,7 @@ class LazyPart(pn.viewable.Viewer):
         self.mirror: StateMirror | None = None
         # Off screen, the browser skips the part's style, layout and paint (content-visibility), so a frame
         # (a slider's handle moving) costs what is on screen, not the whole long page; a printout has it all.
-        self.column = pn.Column(pn.Spacer(height=height, sizing_mode="stretch_width"),
+        self.column = pn.Column(placeholder(height),
                                 sizing_mode="stretch_width", name=f"{name}_part",
                                 stylesheets=[SKIPPED_OFF_SCREEN.format(height=height)])
 
