@@ -114,11 +114,6 @@ def session_query() -> dict[str, list[str]]:
     return {key: [value.decode("utf-8") for value in values] for key, values in raw.items() if values}
 
 
-def session_args() -> dict[str, str]:
-    """The query string of the current session, first value of each key, as text (see ``session_query``)."""
-    return {key: values[0] for key, values in session_query().items()}
-
-
 def session_state() -> tuple[ExplorerState, list[Notice]]:
     """A fresh state for this session, read from the URL, and what had to be corrected."""
     browser_lang = preferred_language(pn.state.headers or {})

@@ -182,7 +182,7 @@ def build_page(which: str, query: dict[str, str]):
     the naive baseline ("naive")."""
     import app.pages as pages
 
-    with mock.patch.object(pages, "session_args", return_value=dict(query)):
+    with mock.patch.object(pages, "session_query", return_value={key: [value] for key, value in query.items()}):
         if which == "app":
             return pages.explore_page()
         if which == "lesson":

@@ -17,7 +17,9 @@ key. Per press, in ms after the
 * ``browser receives data``: the largest message of the press is dispatched in the page.
 
 Each run starts a fresh server and browser; the table gives the median over the
-presses of each run (the first two presses of a run are warm-up).
+presses of each run (the first two presses of a run are warm-up). ``--slowest N``
+also lists the N presses (of all runs) whose data reached the page last, each
+with its whole timeline: where a press in the tail lost its milliseconds.
 """
 
 from __future__ import annotations
@@ -167,6 +169,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--param", default="k", choices=("pair", "pos", "k"))
     parser.add_argument("--presses", type=int, default=24)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--slowest", type=int, default=0, help="list the N slowest presses, each step")
     args = parser.parse_args(argv)
     runs = [run(args.page, args.size, args.param, args.presses) for _ in range(args.runs)]
     names = list(runs[0][0])
@@ -179,6 +182,19 @@ def main(argv: list[str]) -> None:
             values = [p[name] for p in presses if p[name] is not None]
             cells.append(f"{statistics.median(values):.1f}" if values else "–")
         print(f"| {name} | " + " | ".join(cells) + " |")
+    if args.slowest:
+        print(slowest_table([p for presses in runs for p in presses], args.slowest))
+
+
+def slowest_table(presses: list[dict[str, float | None]], count: int) -> str:
+    """The ``count`` presses whose data reached the page last, one row each, every step's time."""
+    timed = [p for p in presses if p["browser receives data"] is not None]
+    tail = sorted(timed, key=lambda p: p["browser receives data"], reverse=True)[:count]
+    names = list(presses[0])
+    lines = [f"The {len(tail)} slowest of {len(timed)} presses (ms after keydown):",
+             "| " + " | ".join(names) + " |", "|" + "---:|" * len(names)]
+    lines += ["| " + " | ".join("–" if p[n] is None else f"{p[n]:.1f}" for n in names) + " |" for p in tail]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

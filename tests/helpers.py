@@ -6,8 +6,9 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import panel as pn
@@ -246,3 +247,11 @@ def served_like(doc) -> None:
     held by ``pn.io.hold()`` reach the document (as ``bench/sections.py`` does)."""
     pn.state._connected[doc] = True
     pn.state._thread_id_[doc] = threading.get_ident()
+
+
+def with_address(query: Mapping[str, str]) -> mock._patch:
+    """A patch under which a page built in process reads ``query`` as its session's address (what
+    ``app.pages.session_query`` reads from a served session's request)."""
+    from app import pages
+
+    return mock.patch.object(pages, "session_query", return_value={key: [value] for key, value in query.items()})

@@ -39,7 +39,7 @@ from app import core, fastsync
 from app.state import ExplorerState
 from components.controls import WIDGETS, Controls
 from components.ladder import MAX_HEATMAP_ROWS, PALETTE, heatmap_codes, heatmap_data, heatmap_values
-from tests.helpers import served_like
+from tests.helpers import served_like, with_address
 
 
 class _StubDocument:
@@ -248,7 +248,7 @@ def _serialized_page(route: str, query: dict) -> str:
     from app import pages
 
     doc = Document()
-    with set_curdoc(doc), mock.patch.object(pages, "session_args", return_value=query), \
+    with set_curdoc(doc), with_address(query), \
             mock.patch.object(pn.state, "onload", lambda callback, threaded=False: callback()):
         doc.add_root(pages.routes()[route]().get_root(doc))
 

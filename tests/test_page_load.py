@@ -9,8 +9,6 @@ computed here), a key pressed in between reaches every view, and ``#name`` ancho
 
 from __future__ import annotations
 
-from unittest import mock
-
 import numpy as np
 import panel as pn
 import pytest
@@ -21,7 +19,7 @@ from panel.io.state import set_curdoc
 from app import pages
 from app.strings import text
 from components.theme import FIND_BY_ID_JS, LiveHTML
-from tests.helpers import press, wait_for_source, wait_until
+from tests.helpers import press, wait_for_source, wait_until, with_address
 
 LESSON = {"lang": "en", "d_model": "32", "T": "24", "base": "10000", "pair": "0", "pos": "0", "k": "3"}
 FIRST_NAMES = {"ladder_plot", "heatmap_plot"}
@@ -39,7 +37,7 @@ def score(k: int, d_model: int = 32, base: float = 10000.0) -> float:
 def build(query: dict[str, str]):
     """``/`` for a session whose address carries ``query``: (page, document, root model)."""
     doc = Document()
-    with set_curdoc(doc), mock.patch.object(pages, "session_args", return_value=dict(query)):
+    with set_curdoc(doc), with_address(query):
         page = pages.explore_page()
         root = page.get_root(doc)
         doc.add_root(root)
@@ -53,6 +51,14 @@ def model_names(root) -> set[str]:
 def views_column(page) -> pn.Column:
     (column,) = [c for c in page.select(pn.Column) if c.name == "views"]
     return column
+
+
+def test_a_page_built_in_process_reads_the_address_it_is_given():
+    """These tests and the benchmark build pages with ``with_address``. It once patched a function the
+    pages no longer called, and every page so built was the default one (Spanish, the lesson's sizes)."""
+    page, _, _ = build({"lang": "en", "d_model": "64", "k": "9"})
+    sliders = {w.name: w.value for w in page.select(pn.widgets.IntSlider)}
+    assert sliders[text("en", "d_model")] == 64 and sliders[text("en", "k")] == 9
 
 
 def test_without_a_session_the_page_is_complete_when_built():

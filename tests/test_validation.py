@@ -11,6 +11,7 @@ from bokeh.document import Document
 from panel.io.state import set_curdoc
 
 from app import pages
+from tests.helpers import with_address
 
 ROUTES = list(pages.routes())
 #: Presentation mode builds slides of the same sections and views: one page of each kind.
@@ -21,7 +22,7 @@ PRESENTED = ["/", "hands", "explore", "ladder"]
 def test_every_page_passes_bokehs_validation(route, present):
     doc = Document()
     query = {"lang": "en", "present": present}
-    with set_curdoc(doc), mock.patch.object(pages, "session_args", return_value=query), \
+    with set_curdoc(doc), with_address(query), \
             mock.patch.object(pn.state, "onload", lambda callback, threaded=False: callback()):
         page = pages.routes()[route]()
         doc.add_root(page.get_root(doc))
