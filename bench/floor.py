@@ -147,6 +147,10 @@ class Page:
         self.witnesses: dict[str, list[str]] = {}
         self.off_screen: dict[str, list[str]] = {}  # sources the key changes in sections off screen (not waited for)
         self.keys: dict[str, list[str]] = {}
+        # Each parameter's handle, found once: finding it again before every press (a selector through
+        # every shadow root of the lesson page, ~100 ms of DOM queries) left garbage that the page then
+        # collected inside the measured press (docs/performance.md, "Session 30").
+        self.handles: dict[str, Any] = {}
 
     def _scroll_to_section(self, param: str) -> None:
         # The page grows while the sections near the reader are built: bring the section's heading to the top
@@ -188,6 +192,7 @@ class Page:
         """Focus the handle, plan the walk, and learn the sources the key changes (two warm-up presses)."""
         handle = self.handle(param)
         handle.focus()
+        self.handles[param] = handle.element_handle()
         now, low, high = (float(handle.get_attribute(f"aria-value{a}")) for a in ("now", "min", "max"))
         self.keys[param] = ["ArrowLeft" if s < 0 else "ArrowRight" for s in steps(now, low, high, presses + 2)]
         seen = []
@@ -209,7 +214,7 @@ class Page:
 
     def press(self, param: str, press_timeout: float) -> list[float | None]:
         """One counted press: [first, last, frame] in ms from the keydown."""
-        self.handle(param).focus() if self.key == "lesson" else None
+        self.handles[param].focus()
         self.page.keyboard.press(self.keys[param].pop(0))
         with contextlib.suppress(Exception):  # a press may change none of the witnesses (k beyond the table)
             self.page.wait_for_function("(w) => w.some((n) => window.__probe.changed.has(n))",

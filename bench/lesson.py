@@ -149,13 +149,17 @@ def lesson_sliders(page, repeats: int, sections: dict[str, set[str]], press_time
         handle.scroll_into_view_if_needed()
         label = slider_label(group)
         handle.focus()
+        # Pressed through the element found now, not the locator: a locator is resolved again at every
+        # press (a selector through every shadow root of the page, ~100 ms of DOM queries right before the
+        # key), and the page then collected that garbage inside the measured press.
+        element = handle.element_handle()
         now, low, high = (float(handle.get_attribute(f"aria-value{a}")) for a in ("now", "min", "max"))
         if high <= low:
             continue
         keys = ["ArrowLeft" if s < 0 else "ArrowRight" for s in steps(now, low, high, repeats + 2)]
         seen = []
         for key in keys[:2]:
-            handle.press(key)
+            element.press(key)
             try:
                 page.wait_for_function("() => window.__probe.changed.size > 0", timeout=press_timeout * 1000,
                                        polling=25)
@@ -170,7 +174,7 @@ def lesson_sliders(page, repeats: int, sections: dict[str, set[str]], press_time
         visible = on_screen(witnesses, shown, sections)
         latencies, anywhere, incomplete = [], [], 0
         for key in keys[2:]:
-            handle.press(key)
+            element.press(key)
             try:
                 page.wait_for_function("(w) => w.some((n) => window.__probe.changed.has(n))", arg=witnesses,
                                        timeout=press_timeout * 1000, polling="raf")
