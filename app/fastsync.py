@@ -83,7 +83,8 @@ both of Bokeh's decoders read (``_InlineSmallBuffers``), and
 ``schedule_write_events``, ``_WRITE_MSGS`` and ``dispatch_tornado`` with Bokeh's
 ``WSHandler.write_lock`` (``_schedule_write_events_sent_when_free``), and
 ``dispatch_tornado`` again with tornado's ``ws_connection.stream.socket``
-(``_dispatch_tornado_in_one_segment``). tests/test_fastsync.py asserts each of them
+(``_dispatch_tornado_in_one_segment``), and ``DocumentModelManager._new_models`` with the
+``PATCH-DOC`` message's ``create`` (``data_first``). tests/test_fastsync.py asserts each of them
 exists and still has the effect relied on, so an upgrade that moves one fails
 the tests instead of silently bringing the latency back. pyproject.toml pins
 ``panel>=1.8,<1.10`` for the same reason.
@@ -114,8 +115,15 @@ from bokeh.core import serialization as bokeh_serialization
 from bokeh.core.property import bases as bokeh_property_bases
 from bokeh.core.property import descriptors as bokeh_descriptors
 from bokeh.document import document as bokeh_document_module
-from bokeh.document.events import ModelChangedEvent
+from bokeh.document.events import (
+    ColumnDataChangedEvent,
+    ColumnsPatchedEvent,
+    ColumnsStreamedEvent,
+    DocumentPatchedEvent,
+    ModelChangedEvent,
+)
 from bokeh.io import doc as bokeh_doc
+from bokeh.models import ColumnarDataSource
 from bokeh.server import urls as bokeh_urls
 from panel.io import document as panel_document
 from panel.io import server as panel_server
@@ -901,6 +909,43 @@ def _synced_refs(references) -> dict | None:
     return cached[2]
 
 
+_DATA_EVENTS = (ColumnDataChangedEvent, ColumnsPatchedEvent, ColumnsStreamedEvent)
+
+
+def _changes_data(event: DocumentPatchedEvent) -> bool:
+    return isinstance(event, _DATA_EVENTS) or (
+        isinstance(event, ModelChangedEvent) and event.attr == "data" and isinstance(event.model, ColumnarDataSource))
+
+
+def data_first(events: list[DocumentPatchedEvent]) -> list[DocumentPatchedEvent]:
+    """``events`` with every change of a data source's columns first, each group in its own order.
+
+    The browser applies a message's changes in order, and the handlers of some
+    run at once: a text block (``LiveHTML``) parses its new HTML, a slider moves
+    its handle. On ``/explore`` a k step changed the 2×2 block's text before the
+    distance marker's data, so the marker waited for the block to be parsed
+    (~1 ms). What a reader sees does not depend on the order: nothing is drawn
+    before the whole message is applied. The events are left as they are when
+    the document has models not yet sent (a new model is defined where it first
+    appears in a message; the order of a build's events is Bokeh's).
+    """
+    if not events or events[0].document is None or events[0].document.models._new_models:
+        return events
+    data = [event for event in events if _changes_data(event)]
+    if not data or len(data) == len(events):
+        return events
+    return data + [event for event in events if not _changes_data(event)]
+
+
+_STOCK_PATCH_DOC_CREATE = bokeh_patch_doc.patch_doc.create
+
+
+@classmethod
+def _create_data_first(cls, events: list[DocumentPatchedEvent], **metadata: object):
+    """Bokeh's ``PATCH-DOC`` ``create``, with the events in ``data_first`` order."""
+    return _STOCK_PATCH_DOC_CREATE.__func__(cls, data_first(events), **metadata)
+
+
 def cache_document_references(enabled: bool = True) -> None:
     """Map a message's references from the document's own model map (``_DocumentDeserializer``,
     ``_CachedRefsSerializer``), or, disabled, as stock."""
@@ -925,7 +970,8 @@ def installed() -> bool:
     return (bool(handlers) and all(handler is NoDelayWSHandler for handler in handlers) and safe and defaults_cached()
             and _Syncable._server_event is _locked_server_event
             and panel_document.schedule_write_events is _schedule_write_events_sent_when_free and references_cached()
-            and panel_document.dispatch_tornado is _dispatch_tornado_in_one_segment)
+            and panel_document.dispatch_tornado is _dispatch_tornado_in_one_segment
+            and bokeh_patch_doc.patch_doc.create.__func__ is _create_data_first.__func__)
 
 
 def install() -> None:
@@ -937,13 +983,15 @@ def install() -> None:
     place of Bokeh's ``patch_curdoc``, caches Bokeh's default property values
     (``cache_bokeh_defaults``) and runs Panel's deferred browser events under the
     document lock (``_locked_server_event``) and writes a step's message as soon as
-    its socket is free (``_schedule_write_events_sent_when_free``). Idempotent.
+    its socket is free (``_schedule_write_events_sent_when_free``), with a step's data changes
+    first (``data_first``). Idempotent.
     """
     cache_bokeh_defaults()
     cache_document_references()
     _Syncable._server_event = _locked_server_event
     panel_document.schedule_write_events = _schedule_write_events_sent_when_free
     panel_document.dispatch_tornado = _dispatch_tornado_in_one_segment
+    bokeh_patch_doc.patch_doc.create = _create_data_first
     for module_name in _PATCH_CURDOC_HOLDERS:
         module = importlib.import_module(module_name)
         if not hasattr(module, "patch_curdoc"):

@@ -11,7 +11,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import gc
-import importlib
 import inspect
 import json
 import math
@@ -446,6 +445,58 @@ def test_work_run_at_the_next_tick_is_one_message(app_url):
 
     seen = off_the_main_thread(lambda: asyncio.run(messages_until_both_cards_change()))
     assert cards in seen, seen
+
+
+def test_data_first_keeps_the_order_while_the_document_has_models_not_yet_sent():
+    from bokeh.document import Document
+    from bokeh.models import ColumnDataSource, Div
+
+    doc = Document()
+    source, text_box = ColumnDataSource(data={"x": [1]}), Div(text="a")
+    doc.add_root(source)
+    doc.add_root(text_box)
+    doc.models.flush_synced()
+    events: list = []
+    doc.on_change(events.append)
+    text_box.text = "b"
+    source.data = {"x": [2]}
+    assert [type(e.model) for e in fastsync.data_first(events)] == [ColumnDataSource, Div]
+    doc.add_root(Div(text="new"))  # a model the browser has not been sent yet
+    events.clear()
+    text_box.text = "c"
+    source.data = {"x": [3]}
+    assert [type(e.model) for e in fastsync.data_first(events)] == [Div, ColumnDataSource]
+
+
+def test_a_steps_message_carries_its_data_changes_first(app_url):
+    """The browser applies a message's changes in order and some handlers run at once (a text block
+    parses its HTML): a k step on ``/explore`` changed the 2×2 block's text before the distance marker's
+    data (``fastsync.data_first``). The served message's events: every data change before any other."""
+    import asyncio
+    import json
+
+    from app.strings import text
+    from bench.protocol import BokehClient
+
+    async def first_patch_kinds() -> list[str]:
+        port = int(app_url.rsplit(":", 1)[1])
+        client = BokehClient("127.0.0.1", port, "/explore", {"lang": "en"})
+        await client.open(expect=("distance_marker",))
+        try:
+            await client.set_value(client.slider_id(text("en", "k")), 6)
+            while True:
+                message = await client.receive(10)
+                if message.msgtype == "PATCH-DOC":
+                    content = message.content if isinstance(message.content, dict) else json.loads(message.content)
+                    return [event["kind"] for event in content["events"]]
+        finally:
+            client.close()
+
+    kinds = off_the_main_thread(lambda: asyncio.run(first_patch_kinds()))
+    data = [i for i, kind in enumerate(kinds) if kind == "ColumnDataChanged"]
+    others = [i for i, kind in enumerate(kinds) if kind != "ColumnDataChanged"]
+    assert len(data) >= 4 and others, kinds  # row_marks, clocks, pair_clock, distance_marker; texts
+    assert max(data) < min(others), kinds
 
 
 @pytest.mark.parametrize(("slider", "value", "witness"), [("k", 5, "distance_marker"), ("base", 12, "ladder")])
@@ -995,16 +1046,18 @@ def test_bokeh_maps_a_messages_references_where_the_cache_expects():
     """Guards the names ``cache_document_references`` replaces and the bookkeeping it reads."""
     from bokeh.document import document as document_module
     from bokeh.document.models import DocumentModelManager
-    patch_doc = importlib.import_module("bokeh.protocol.messages.patch_doc")
 
     apply = inspect.getsource(document_module.Document.apply_json_patch)
     assert "Deserializer(list(self.models), setter=setter)" in apply
-    create = inspect.getsource(patch_doc.patch_doc.create)
+    create = inspect.getsource(fastsync._STOCK_PATCH_DOC_CREATE)  # Bokeh's, which data_first wraps
+    assert fastsync._STOCK_PATCH_DOC_CREATE.__func__ is not fastsync._create_data_first.__func__
+    assert "PatchJson(events=serializer.encode(events))" in create  # the events are encoded in their order
     assert "Serializer(references=doc.models.synced_references)" in create
     assert "flush_synced(lambda model: not serializer.has_ref(model))" in create
     manager = inspect.getsource(DocumentModelManager)
     assert "self._models = recomputed" in manager  # a recomputed set of models is a new dict
     assert "if model not in self._new_models" in manager
+    fastsync.install()  # not left to whichever test ran before (the order is random)
     assert fastsync.references_cached()
 
 
