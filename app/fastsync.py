@@ -931,10 +931,11 @@ def data_first(events: list[DocumentPatchedEvent]) -> list[DocumentPatchedEvent]
     """
     if not events or events[0].document is None or events[0].document.models._new_models:
         return events
-    data = [event for event in events if _changes_data(event)]
-    if not data or len(data) == len(events):
-        return events
-    return data + [event for event in events if not _changes_data(event)]
+    data: list[DocumentPatchedEvent] = []
+    rest: list[DocumentPatchedEvent] = []
+    for event in events:
+        (data if _changes_data(event) else rest).append(event)
+    return data + rest if data and rest else events
 
 
 _STOCK_PATCH_DOC_CREATE = bokeh_patch_doc.patch_doc.create
