@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"Serving the explorable on http://{args.address or 'localhost'}:{args.port}/", flush=True)
     if args.num_procs != 1:
         workers_follow_parent()
-    # Rooms need to know whether other processes serve the app too (app.rooms.processes).
+    # Rooms need to know whether other processes serve the app too (components.roombus.processes).
     os.environ["PE_NUM_PROCS"] = str(args.num_procs)
     serve(port=args.port, address=args.address, allow_websocket_origin=origins, num_procs=args.num_procs,
           use_xheaders=args.use_xheaders)

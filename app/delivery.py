@@ -57,7 +57,7 @@ from bokeh.util.paths import bokehjs_path
 from tornado import httputil
 from tornado.web import OutputTransform
 
-from components.theme import STATIC_DIR
+from components.stylesheets import STATIC_DIR
 
 if TYPE_CHECKING:
     from bokeh.model import Model

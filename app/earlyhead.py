@@ -43,7 +43,7 @@ from panel.io import server as panel_server
 from tornado.web import StaticFileHandler
 
 from app.fastsync import replace_app_route
-from app.strings import TABLES, text
+from app.model.strings import TABLES, text
 from components.address import PAGE_TITLE_VARIABLE
 
 log = logging.getLogger("app")

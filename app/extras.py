@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import panel as pn
 
-from app.state import ExplorerState
+from app.model.state import ExplorerState
 from components.a11y import accessible_names
 from components.connection import connection_status
 from components.embed import embed_dialog

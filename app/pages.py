@@ -29,8 +29,8 @@ from app.extras import page_extras, page_tools, top_bar, top_tools
 from app.lesson import BEYOND
 from app.lesson import LESSON as LESSON_ONLY
 from app.lesson import SECTIONS as LESSON
-from app.prose import section_prose
-from app.state import (
+from app.model.prose import section_prose
+from app.model.state import (
     LANGUAGES,
     LESSON_PARAMETERS,
     VIEW_PARAMETERS,
@@ -40,8 +40,7 @@ from app.state import (
     parse_query,
     repeated_parameters,
 )
-from app.strings import text
-from app.ticks import run_next_tick
+from app.model.strings import text
 from components.address import AddressBar, LanguageLink, script_embedded
 from components.checks import LiveChecks
 from components.clocks import PairClocks
@@ -55,7 +54,9 @@ from components.mistake_note import MistakeNote
 from components.notices import notice_alert
 from components.plainjs import PlainJSComponent
 from components.present import Presentation, Slide, choose_slide
-from components.theme import FIND_BY_ID_JS, STYLESHEET, WRAP, html_pane
+from components.stylesheets import STYLESHEET
+from components.theme import FIND_BY_ID_JS, WRAP, html_pane
+from components.ticks import run_next_tick
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,10 @@ import segno
 from tornado.web import RequestHandler
 
 from app import collector
-from app.rooms import APPLIED_DELAYS
-from app.state import valid_room_id
-from components.room import SESSIONS_BUILT, page_paths, public_origin
+from app.model.routes import page_paths
+from app.model.state import valid_room_id
+from components.room import SESSIONS_BUILT, public_origin
+from components.roombus import APPLIED_DELAYS
 
 
 def join_link(origin: str, path: str, room: str) -> str:

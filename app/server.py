@@ -20,7 +20,7 @@ from bokeh.settings import settings as bokeh_settings
 from app import collector, data_routes, delivery, earlyhead, fastsync
 from app.pages import routes
 from app.room_routes import room_patterns
-from components.theme import STATIC_DIR
+from components.stylesheets import STATIC_DIR
 
 DEFAULT_PORT = 5006
 

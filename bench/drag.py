@@ -37,7 +37,7 @@ import time
 from typing import Any
 from urllib.parse import urlencode
 
-from bench.run import SIZES, _browser, log, server, stats
+from bench.common import SIZES, _browser, log, server, stats
 from tests.helpers import plots_drawn, wait_until
 
 #: Pointer moves per drag and the drag's duration (s): one move per frame at 60 Hz.

@@ -24,7 +24,7 @@ import contextlib
 from typing import Any
 from urllib.parse import urlencode
 
-from bench.run import PAGE_FIGURES, SIZES, _browser, log, plots_drawn, server, stats, steps, wait_until
+from bench.common import PAGE_FIGURES, SIZES, _browser, log, plots_drawn, server, stats, steps, wait_until
 from components.theme import FIND_BY_ID_JS
 
 #: The pages compared, in the order of the first round (later rounds rotate it).
@@ -172,7 +172,7 @@ class Page:
     def handle(self, param: str):
         if self.key != "lesson":
             return self.page.locator(".noUi-handle").nth(HANDLE_ORDER.index(param))
-        from app.strings import text
+        from app.model.strings import text
         from bench.lesson import slider_label
 
         label = text("en", param)

@@ -5,7 +5,7 @@ What a slider step costs when nothing but Bokeh is in the way: plain
 server application (``bokeh.server.server.Server``), the figures and sources
 built once per session and their ``data`` replaced in place on each step.
 The data are those of the app (the same functions of ``components.clocks``,
-``components.ladder``, ``components.distance`` and the same ``app.core``
+``components.ladder``, ``components.distance`` and the same ``app.model.core``
 mathematics), and the sources have the app's names, so the benchmark's probe
 finds the same sources changing for the same key press in both. No Panel,
 no text boxes, no live checks, no address bar, no debounce; one PATCH-DOC
@@ -29,7 +29,7 @@ from bokeh.models import ColumnDataSource, LinearColorMapper, LinearInterpolator
 from bokeh.plotting import figure
 from bokeh.transform import dodge
 
-from app.state import BASES, D_MODEL_MAX, T_MAX
+from app.model.state import BASES, D_MODEL_MAX, T_MAX
 from components.clocks import (
     ROW_SPACING,
     STRIP_DIRECTIONS,

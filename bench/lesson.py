@@ -17,7 +17,7 @@ Two figures per slider: key -> the last such change *on screen* (the models of t
 sections the page reports shown, ``section_watch.shown``, and of the page outside
 any section), and key -> the last change *anywhere*, which also waits for the
 sections just off screen: those follow a step in the next message
-(``app.state.follow_later``), before the reader can scroll to them.
+(``app.model.state.follow_later``), before the reader can scroll to them.
 Also: the first drawn figure of ``/`` after the request.
 """
 
@@ -28,7 +28,7 @@ import time
 from typing import Any
 from urllib.parse import urlencode
 
-from bench.run import SIZES, _browser, load_times, log, server, stats, steps
+from bench.common import SIZES, _browser, load_times, log, server, stats, steps
 from tests.helpers import wait_until
 
 #: Any named model whose properties a message from the server changes: data sources, and the data
@@ -108,7 +108,7 @@ def section_names(query: dict) -> dict[str, set[str]]:
     process: which of a press's changes belong to a section the page shows."""
     import panel as pn
 
-    from bench.run import session_in_process
+    from bench.common import session_in_process
     from components.lazy import SectionWatch
 
     with session_in_process("lesson", query) as (page, root, _events):

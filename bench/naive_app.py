@@ -6,7 +6,7 @@ parameter on each change: the wavelength ladder (float64 heatmap of the whole
 table plus the bars), the pair clocks (a row of nine clocks, every pair's tiny
 clock, the selected pair's clock) and the score-vs-distance curve. Nothing is
 split by what changed, nothing is quantised. The mathematics comes from
-``app.core`` and the controls from ``ExplorerState``, exactly as in the app,
+``app.model.core`` and the controls from ``ExplorerState``, exactly as in the app,
 so the only difference measured is how the views are written and synced.
 
 The sources have the same names as the app's (``heatmap``, ``clocks``,
@@ -25,10 +25,10 @@ from bokeh.models import ColumnDataSource, LinearColorMapper
 from bokeh.palettes import RdBu11, interp_palette
 from bokeh.plotting import figure
 
-from app import core
+from app.model import core
+from app.model.state import ExplorerState
+from app.model.strings import text
 from app.pages import session_state
-from app.state import ExplorerState
-from app.strings import text
 
 PALETTE = interp_palette(RdBu11, 256)
 ROW_SIZE = 9

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from bench.run import SIZES, apply_step, find_slider_model, session_in_process
+from bench.common import SIZES, apply_step, find_slider_model, session_in_process
 
 
 def main() -> None:
@@ -25,7 +25,7 @@ def main() -> None:
     from bokeh.protocol import Protocol
     from pyinstrument import Profiler
 
-    from app.strings import text
+    from app.model.strings import text
 
     with session_in_process(args.app, SIZES[args.size]) as (page, root, events):
         model = find_slider_model(page, root, text("en", args.param))

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from bench.common import RESULTS, cpu_seconds, log, machine, rss_mb, server, stats
 from bench.protocol import BokehClient
-from bench.run import RESULTS, cpu_seconds, log, machine, rss_mb, server, stats
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "reliability.md"
@@ -56,7 +56,7 @@ async def drain_until(client: BokehClient, done: asyncio.Event) -> None:
 
 async def observe(client: BokehClient, changes: int) -> list[float]:
     """key -> data latencies (ms) of ``changes`` changes of k, one at a time."""
-    from app.strings import text
+    from app.model.strings import text
 
     model_id = client.slider_id(text("en", "k"))
     latencies = []
@@ -79,7 +79,7 @@ async def raw_patch(client: BokehClient, events: list[dict]) -> None:
 
 async def flood(client: BokehClient, stop, sent) -> None:
     """Bursts of ``BURST`` changes of k, written back to back without waiting for any answer."""
-    from app.strings import text
+    from app.model.strings import text
 
     model_id = client.slider_id(text("en", "k"))
     done = asyncio.Event()
@@ -99,7 +99,7 @@ async def flood(client: BokehClient, stop, sent) -> None:
 
 async def hostile(client: BokehClient, stop, sent) -> None:
     """Hostile values (and a model that does not exist, one message in 7), as fast as the socket takes them."""
-    from app.strings import text
+    from app.model.strings import text
 
     model_id = client.slider_id(text("en", "k"))
     done = asyncio.Event()
@@ -121,7 +121,7 @@ async def hostile(client: BokehClient, stop, sent) -> None:
 
 async def droppers(clients: list[BokehClient], stop, sent) -> None:
     """Each client sends a change and drops its TCP connection at once, before the server answers."""
-    from app.strings import text
+    from app.model.strings import text
 
     for client in clients:
         if stop.is_set():
@@ -143,7 +143,7 @@ async def _load(kind: str, port: int, stop, ready, sent, clients: int) -> None:
     ready.set()
     await (flood if kind == "flood" else hostile)(client, stop, sent)
     # The session still works: a valid change gets its data (after the queue the load left).
-    from app.strings import text
+    from app.model.strings import text
     await client.set_value(client.slider_id(text("en", "k")), 5)
     deadline = time.monotonic() + 120
     while True:  # past the replies to the load still queued (OKs, ERRORs) to the data of this change

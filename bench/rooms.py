@@ -42,8 +42,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.common import RESULTS, cpu_seconds, free_port, log, machine, stats  # noqa: E402
 from bench.protocol import DATA_MARKERS, BokehClient, objects  # noqa: E402
-from bench.run import RESULTS, cpu_seconds, free_port, log, machine, stats  # noqa: E402
 
 DOC = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- rooms:begin -->", "<!-- rooms:end -->"
@@ -165,7 +165,7 @@ async def open_followers(ports: list[int], room: str, count: int, concurrency: i
 
 
 async def scenario(ports: list[int], pids: list[int], count: int, seconds: float) -> dict[str, Any]:
-    from app.strings import text
+    from app.model.strings import text
 
     teacher = BokehClient("127.0.0.1", ports[0], PAGE, QUERY)
     await teacher.open(timeout=60)
@@ -248,7 +248,7 @@ async def scenario(ports: list[int], pids: list[int], count: int, seconds: float
 
 async def closed_loop(port: int, seconds: float) -> dict[str, Any]:
     """``CLIENTS`` clients changing k at 5 Hz through ``port``, each waiting for its data; key → data in ms."""
-    from app.strings import text
+    from app.model.strings import text
 
     clients = [BokehClient("127.0.0.1", port, PAGE, QUERY) for _ in range(CLIENTS)]
     for client in clients:

@@ -41,216 +41,78 @@ import contextlib
 import datetime as dt
 import gc
 import json
-import os
-import platform
-import socket
-import subprocess
-import sys
-import threading
 import time
-import urllib.request
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 from unittest import mock
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
+from bench.common import (
+    HANDLE_ORDER,
+    PAGE_FIGURES,
+    RESULTS,
+    ROOT,
+    SIZES,
+    _browser,
+    apply_step,
+    cpu_seconds,
+    find_slider_model,
+    load_times,
+    log,
+    machine,
+    message_bytes,
+    plots_drawn,
+    rss_mb,
+    server,
+    session_in_process,
+    stats,
+    steps,
+    wait_until,
+)
+
 DOC = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 APPS = ("app", "naive")
 PARAMS = ("k", "pos", "pair", "T", "d_model", "base")
-#: The lesson's NumPy cells and the largest table the sliders allow; pair/pos/k
-#: start inside their ranges so that a step either way is possible.
-SIZES: dict[str, dict[str, str]] = {
-    "lesson": {"d_model": "32", "T": "24", "base": "10000", "pair": "3", "pos": "5", "k": "3", "lang": "en"},
-    "largest": {"d_model": "1024", "T": "2048", "base": "10000", "pair": "3", "pos": "5", "k": "3", "lang": "en"},
-}
 #: The page of every view in each app: the app's ``/`` is the lesson, its views are on ``/explore``.
 VIEWS_PATH = {"app": "/explore", "naive": "/"}
-#: Slider handles on ``/explore`` (the naive app's ``/``) in page order (controls first, in this order).
-HANDLE_ORDER = ("d_model", "T", "base", "pair", "pos", "k")
-#: Figures on ``/`` in both apps (ladder, heatmap, clock row, strip, large clock, score curve).
-PAGE_FIGURES = 6
 #: Targets from the issue, for the pass/fail column.
 TARGETS = {"browser_p95_ms": 30.0, "bytes_per_step": 2048, "server_ms_small": 3.0, "server_ms_big": 50.0,
            "clients_p95_ms": 100.0, "session_mb": 5.0, "leak_mb": 15.0, "load_s": 1.5, "ratio": 5.0}
 
-sys.path.insert(0, str(ROOT))
-
-from tests.helpers import plots_drawn, wait_until  # noqa: E402
 
 # ---------------------------------------------------------------------------
 # Small helpers.
 # ---------------------------------------------------------------------------
 
-def stats(values: list[float]) -> dict[str, float | int | None]:
-    """Median, 95th percentile, min and count (nearest-rank p95, so it is a measured value)."""
-    if not values:
-        return {"p50": None, "p95": None, "min": None, "n": 0}
-    ordered = sorted(values)
-    rank = max(0, int(np.ceil(0.95 * len(ordered))) - 1)
-    return {"p50": float(np.median(ordered)), "p95": float(ordered[rank]), "min": float(ordered[0]),
-            "n": len(ordered)}
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
-def rss_mb(pid: int) -> float:
-    """Resident set size of a process, from /proc (MB = 2**20 bytes)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for {pid}")
 
 
-def log(*parts: object) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}]", *parts, flush=True)
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of ``pid`` and its children (a server's forked workers), from /proc."""
-    children = subprocess.run(["ps", "--ppid", str(pid), "-o", "pid="], capture_output=True, text=True).stdout
-    total = 0.0
-    for one in [pid, *map(int, children.split())]:
-        with contextlib.suppress(OSError):
-            fields = Path(f"/proc/{one}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
 
 
-@contextlib.contextmanager
-def server(which: str, procs: int = 1) -> Iterator[tuple[int, int]]:
-    """``python -m bench.serve which PORT PROCS`` in a subprocess; yields (port, pid) once it answers."""
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "bench.serve", which, str(port), str(procs)], cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/liveness", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{which} server did not start: {process.stderr.read().decode()[-2000:]}")
-            time.sleep(0.2)
-        yield port, process.pid
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        with contextlib.suppress(ProcessLookupError):  # forked workers, if any outlived the parent
-            os.killpg(process.pid, 9)
 
 
-def steps(value: float, low: float, high: float, n: int) -> list[int]:
-    """``n`` slider steps (-1/+1) that walk from ``value`` towards the far bound, turning at a bound.
-
-    A walk, not a back-and-forth: most steps reach a value not seen before, so
-    a view that remembers results per value (the checks keep a residual per k)
-    is measured doing its work, not answering from its memory.
-    """
-    direction = 1 if high - value >= value - low else -1
-    out = []
-    for _ in range(n):
-        if not low <= value + direction <= high:
-            direction = -direction
-        value += direction
-        out.append(direction)
-    return out
 
 
 # ---------------------------------------------------------------------------
 # 1. Server time of one update, in process.
 # ---------------------------------------------------------------------------
 
-def build_page(which: str, query: dict[str, str]):
-    """The page object for a session whose URL carries ``query``: ``/explore`` ("app"), ``/`` ("lesson") or
-    the naive baseline ("naive")."""
-    import app.pages as pages
-
-    with mock.patch.object(pages, "session_query", return_value={key: [value] for key, value in query.items()}):
-        if which == "app":
-            return pages.explore_page()
-        if which == "lesson":
-            return pages.lesson_page()
-        from bench.naive_app import naive_page
-
-        return naive_page()
 
 
-def find_slider_model(page, root, label: str):
-    """The Bokeh model a browser would change for the widget labelled ``label``."""
-    import panel as pn
-
-    widgets = [w for w in page.select(pn.widgets.Widget) if w.name == label]
-    if len(widgets) != 1:
-        raise LookupError(f"{len(widgets)} widgets labelled {label!r}")
-    widget = widgets[0]
-    inner = getattr(widget, "_slider", None) or widget  # DiscreteSlider drives an inner IntSlider
-    return inner._models[root.ref["id"]][0]
 
 
-@contextlib.contextmanager
-def session_in_process(which: str, query: dict):
-    """A page built in a Document as a served session would have it; yields (page, root, events).
-
-    ``events`` collects every document change, so a caller can serialize what one update sends.
-    """
-    import panel as pn
-    from bokeh.document import Document
-    from panel.io.state import set_curdoc
-
-    doc = Document()
-    with set_curdoc(doc):
-        page = build_page(which, query)
-        root = page.get_root(doc)
-        doc.add_root(root)
-        # The browser has the document now: its models are synced, not new (what sending it does, in
-        # Document.to_json). Left new, every message would walk them all (DocumentModelManager.flush_synced,
-        # ~2 ms per step with the lesson built) and miss fastsync's cached references.
-        doc.models.flush_synced()
-        # As a served session after the browser's document_ready, on the server's thread;
-        # otherwise pn.io.hold() keeps the events for later and nothing would be serialized.
-        pn.state._connected[doc] = True
-        pn.state._thread_id_[doc] = threading.get_ident()
-        events: list = []
-        doc.on_change(events.append)
-        yield page, root, events
 
 
-def apply_step(model, new, events: list, protocol) -> int:
-    """Apply a browser's slider change to ``model`` and serialize the reply; returns its bytes."""
-    # What Bokeh does with a browser's PATCH-DOC: set the property; Panel's
-    # on_change callback runs every watcher (no session: no debounce).
-    model.set_from_json("value", new)
-    model.set_from_json("value_throttled", new)
-    return message_bytes(events, model, protocol)
 
 
-def message_bytes(events: list, model, protocol) -> int:
-    """Bytes of the PATCH-DOC that carries ``events`` (less the browser's own change of ``model``)."""
-    from bokeh.document.events import DocumentPatchedEvent
-
-    sent = [e for e in events if isinstance(e, DocumentPatchedEvent) and getattr(e, "model", None) is not model]
-    if not sent:
-        return 0
-    message = protocol.create("PATCH-DOC", sent)
-    nbytes = len(message.header_json) + len(message.metadata_json) + len(message.content_json)
-    return nbytes + sum(len(b.to_bytes()) for b in message.buffers)
 
 
 def server_times(which: str, size: str, repeats: int) -> dict[str, Any]:
@@ -265,7 +127,7 @@ def server_times(which: str, size: str, repeats: int) -> dict[str, Any]:
     import panel as pn
     from bokeh.protocol import Protocol
 
-    from app.strings import text
+    from app.model.strings import text
 
     out: dict[str, Any] = {}
     deferred: list = []
@@ -324,7 +186,7 @@ def part_server(quick: bool) -> dict[str, Any]:
 
 def base_slider_id(client) -> str:
     """The inner slider of the base DiscreteSlider: an untitled 0..len(BASES)-1 Slider."""
-    from app.state import BASES
+    from app.model.state import BASES
     from bench.protocol import objects
 
     found = [o["id"] for o in objects(client.doc) if "Slider" in o.get("name", "")
@@ -335,7 +197,7 @@ def base_slider_id(client) -> str:
 
 
 async def wire_one(port: int, size: str, repeats: int) -> dict[str, Any]:
-    from app.strings import text
+    from app.model.strings import text
     from bench.protocol import BokehClient, objects
 
     client = BokehClient("127.0.0.1", port, "/explore", SIZES[size])
@@ -424,14 +286,6 @@ PROBE_JS = """
 }
 """
 
-def _browser():
-    from playwright.sync_api import sync_playwright
-
-    from tests.conftest import CHROMIUM, CHROMIUM_ARGS
-
-    manager = sync_playwright().start()
-    browser = manager.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-    return manager, browser
 
 
 def _handles(page):
@@ -545,7 +399,7 @@ async def open_clients(port: int, count: int, query: dict[str, str], concurrency
 
 
 async def drive(clients: list, seconds: float, rate_hz: float) -> dict[str, Any]:
-    from app.strings import text
+    from app.model.strings import text
 
     period = 1.0 / rate_hz
     latencies: list[float] = []
@@ -587,7 +441,7 @@ async def drive(clients: list, seconds: float, rate_hz: float) -> dict[str, Any]
 
 async def first_updates(clients: list) -> dict[str, Any]:
     """Latency of each session's first change of k, one session at a time."""
-    from app.strings import text
+    from app.model.strings import text
 
     latencies = []
     for client in clients:
@@ -699,48 +553,8 @@ def part_memory(quick: bool) -> dict[str, Any]:
 # 6. Page load.
 # ---------------------------------------------------------------------------
 
-#: Runs before any page script: note when the first Bokeh figure has drawn (every
-#: renderer done), polled once per animation frame. performance.now() counts from the
-#: navigation's start, i.e. from when the page was requested.
-FIRST_PLOT_JS = """
-(() => {
-  const poll = () => {
-    try {
-      if (window.Bokeh && Bokeh.index) {
-        for (const view of Bokeh.index.query((v) => v.model?.toolbar !== undefined
-                                               && typeof v.has_finished === 'function')) {
-          if (view.has_finished()) { window.__firstPlot = performance.now(); return; }
-        }
-      }
-    } catch (e) {}
-    requestAnimationFrame(poll);
-  };
-  requestAnimationFrame(poll);
-})();
-"""
 
 
-def load_times(browser, url: str, repeats: int, figures: int | None = None) -> tuple[list[float], list[float]]:
-    """Loads of ``url`` in a cold browser context each, after one that warms the server's caches (bundles,
-    templates): ms from the navigation to the first drawn figure, and (with ``figures``) to seeing that
-    many figures drawn (within ~10 ms; empty without ``figures``)."""
-    first, idle = [], []
-    for i in range(repeats + 1):
-        context = browser.new_context(viewport={"width": 1920, "height": 1080})
-        context.add_init_script(FIRST_PLOT_JS)
-        page = context.new_page()
-        page.goto(url, timeout=120_000)
-        page.wait_for_function("() => window.__firstPlot !== undefined", timeout=120_000)
-        if figures is not None:
-            wait_until(lambda page=page: plots_drawn(page, figures), timeout=120, interval=0.01)
-        t_first = page.evaluate("window.__firstPlot")
-        t_idle = page.evaluate("performance.now()")
-        context.close()
-        if i > 0:
-            first.append(t_first)
-            if figures is not None:
-                idle.append(t_idle)
-    return first, idle
 
 
 def part_load(quick: bool) -> dict[str, Any]:
@@ -766,27 +580,6 @@ def part_load(quick: bool) -> dict[str, Any]:
 # Report.
 # ---------------------------------------------------------------------------
 
-def machine() -> dict[str, str]:
-    import bokeh
-    import panel
-    import tornado
-
-    cpu = "?"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    chromium = "?"
-    with contextlib.suppress(Exception):
-        chromium = subprocess.run(["/usr/bin/chromium", "--version"], capture_output=True, text=True,
-                                  timeout=30).stdout.strip()
-    load = "?"
-    with contextlib.suppress(OSError):
-        load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    return {"cpu": cpu, "cores": str(os.cpu_count()), "python": platform.python_version(),
-            "panel": panel.__version__, "bokeh": bokeh.__version__, "tornado": tornado.version,
-            "numpy": np.__version__, "chromium": chromium, "kernel": platform.release(), "loadavg_at_start": load}
 
 
 def ratio(naive: float | None, ours: float | None) -> str:

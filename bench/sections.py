@@ -6,7 +6,7 @@ Builds the sections (their slugs, as in ``app.lesson.SECTIONS``) on one session
 state in one Bokeh document, as awake sections of ``/`` are, then moves the
 parameter back and forth by one step (``base``: to the next value of its list)
 and serializes each change's ``PATCH-DOC``. Prints the median time and bytes;
-``--as-step`` makes each change inside ``app.fastsync.one_message()``, as a served
+``--as-step`` makes each change inside ``app.widgets.one_message()``, as a served
 slider step is made (without it: as a preset, a room's teacher or an address);
 ``--profile`` adds pyinstrument's call tree.
 """
@@ -19,7 +19,7 @@ import statistics
 import threading
 import time
 
-from bench.run import SIZES
+from bench.common import SIZES
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--show-all", action="store_true", help="with --profile: every frame (Panel's, Bokeh's too)")
     parser.add_argument("--as-step", action="store_true",
-                        help="make each change inside app.fastsync.one_message(), as a served slider step is made")
+                        help="make each change inside app.widgets.one_message(), as a served slider step is made")
     args = parser.parse_args(argv)
 
     import panel as pn
@@ -42,7 +42,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from app import fastsync
     from app.lesson import SECTIONS
-    from app.state import BASES, ExplorerState, parse_query
+    from app.model.state import BASES, ExplorerState, parse_query
+    from components import widgets
 
     fastsync.install()
     doc = Document()
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
                 profiler.start()
             events.clear()
             began = time.perf_counter()
-            with fastsync.one_message() if args.as_step else contextlib.nullcontext():
+            with widgets.one_message() if args.as_step else contextlib.nullcontext():
                 setattr(state, args.param, other if i % 2 == 0 else start)
             sent = [e for e in events if isinstance(e, DocumentPatchedEvent)]
             message = protocol.create("PATCH-DOC", sent) if sent else None

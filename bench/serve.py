@@ -10,24 +10,18 @@ from __future__ import annotations
 import sys
 
 from app.blas import one_blas_thread
+from bench.app_server import SESSION_OPTIONS, serve_app
 
 # As ``python -m app`` does: without it the benchmark timed a server that the app's own command never runs.
 one_blas_thread()
 
-#: Bokeh server options shared by both apps in the benchmark.
-SESSION_OPTIONS = {"check_unused_sessions_milliseconds": 500, "unused_session_lifetime_milliseconds": 1000}
 
 
 def main(argv: list[str]) -> None:
     which, port = argv[0], int(argv[1])
     procs = int(argv[2]) if len(argv) > 2 else 1
     if which == "app":
-        from app.server import serve, workers_follow_parent
-
-        if procs != 1:  # as python -m app --num-procs does
-            workers_follow_parent()
-        serve(port=port, address="127.0.0.1", allow_websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"],
-              num_procs=procs, **SESSION_OPTIONS)
+        serve_app(port, procs)
     elif which == "naive":
         from bench.naive_app import serve
 

@@ -60,8 +60,8 @@ def serve(port: int) -> None:
     import bokeh.server.views.ws as bokeh_ws
     import panel.io.document as panel_document
 
-    from app import fastsync
-    from bench.serve import main
+    from bench.app_server import serve_app
+    from components import widgets
 
     log = open(os.environ[LOG_ENV], "a", buffering=1)  # noqa: SIM115 - open for the server's lifetime
 
@@ -84,7 +84,7 @@ def serve(port: int) -> None:
         stamp("data")
         return dispatch(conn, events, msg)
 
-    process = fastsync._OneMessage._process_events
+    process = widgets._OneMessage._process_events
 
     def timed_process(self, events):
         stamp("start", ",".join(events))
@@ -96,8 +96,8 @@ def serve(port: int) -> None:
 
     bokeh_ws.WSHandler.on_message, bokeh_ws.WSHandler.write_message = timed_on_message, timed_write_message
     panel_document.dispatch_tornado = timed_dispatch
-    fastsync._OneMessage._process_events = timed_process
-    main(["app", str(port)])
+    widgets._OneMessage._process_events = timed_process
+    serve_app(port)
 
 
 def _press_timeline(events: list, server_lines: list[str]) -> dict[str, float | None]:
@@ -127,7 +127,7 @@ def _press_timeline(events: list, server_lines: list[str]) -> dict[str, float | 
 
 def run(page_path: str, size: str, param: str, presses: int) -> list[dict[str, float | None]]:
     """One fresh server and browser; the timeline of each counted press."""
-    from bench.run import HANDLE_ORDER, PAGE_FIGURES, SIZES, _browser, plots_drawn, server, wait_until
+    from bench.common import HANDLE_ORDER, PAGE_FIGURES, SIZES, _browser, plots_drawn, server, wait_until
 
     log_path = Path(tempfile.mkstemp(prefix="timeline-", suffix=".log")[1])
     os.environ[LOG_ENV] = str(log_path)  # the server subprocess inherits it

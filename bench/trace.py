@@ -33,8 +33,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.common import _browser, log, server  # noqa: E402
 from bench.floor import LESSON_SECTION, ROUTES, Page  # noqa: E402
-from bench.run import _browser, log, server  # noqa: E402
 
 CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute", "blink.user_timing",
               "toplevel", "blink"]

@@ -14,7 +14,7 @@ import time
 import urllib.request
 from typing import Any
 
-from bench.run import _browser, log, server
+from bench.common import _browser, log, server
 
 ROUTES = ("/", "/explore")
 QUERY = "lang=en"

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import param
 
-from app.state import ExplorerState
-from app.strings import text
+from app.model.state import ExplorerState
+from app.model.strings import text
 from components.plainjs import PlainJSComponent
 
 #: Panel's Player buttons, by CSS class; their names are ``player_<class>`` in the string tables.

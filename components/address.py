@@ -9,9 +9,16 @@ from weakref import WeakKeyDictionary
 import panel as pn
 import param
 
-from app.fastsync import push_property
-from app.state import LEFT_OUT_WHEN_EMPTY, PAGE_PARAMETERS, SIZE_PARAMETERS, URL_PARAMETERS, ExplorerState, source_of
+from app.model.state import (
+    LEFT_OUT_WHEN_EMPTY,
+    PAGE_PARAMETERS,
+    SIZE_PARAMETERS,
+    URL_PARAMETERS,
+    ExplorerState,
+    source_of,
+)
 from components.plainjs import PlainJSComponent
+from components.widgets import push_property
 
 
 def script_embedded() -> bool:
@@ -57,7 +64,7 @@ def write_to_address(widget: pn.widgets.Widget, state: ExplorerState, name: str)
     if script_embedded():
         return widget
     widget.jscallback(value=_SLIDER_JS.replace("KEY", json.dumps(name), 1))
-    # A lesson section's slider moves its mirror (app.state.StateMirror); the address bar watches the session's state.
+    # A lesson section's slider moves its mirror (StateMirror); the address bar watches the session's state.
     _WRITTEN_BY_SLIDERS.setdefault(source_of(state), set()).add(name)
     return widget
 
@@ -127,7 +134,7 @@ class AddressBar(PlainJSComponent):
     def _follow(self, *events: param.parameterized.Event) -> None:
         # What the page's sliders write themselves (write_to_address) is not sent from here, but a size step
         # is: the values it clamps (pairs_to, pos …) may belong to sliders of a lesson section that is asleep
-        # or follows later (app.state.StateMirror), which would leave the address behind the state.
+        # or follows later (app.model.state.StateMirror), which would leave the address behind the state.
         written = _WRITTEN_BY_SLIDERS.get(self._state, set())
         if any(event.name not in written or event.name in SIZE_PARAMETERS for event in events):
             # Set on the browser's model directly: Panel's own path costs a size step ~1-2 ms more.

@@ -18,12 +18,13 @@ from typing import ClassVar
 import panel as pn
 import param
 
-from app.fastsync import mark_connected, one_message
-from app.state import SPEEDS, ExplorerState
-from app.strings import text
+from app.model.state import SPEEDS, ExplorerState
+from app.model.strings import text
 from components.address import refresh_address
 from components.plainjs import PlainJSComponent
-from components.theme import WIDGET_STYLESHEET, WRAP
+from components.stylesheets import WIDGET_STYLESHEET
+from components.theme import WRAP
+from components.widgets import mark_connected, one_message
 
 #: The bar's look: one row that wraps; every colour from the theme's variables.
 BAR_CSS = """

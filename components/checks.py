@@ -39,12 +39,13 @@ import panel as pn
 import param
 from bokeh.document import Document
 
-from app import core
-from app.state import ExplorerState
-from app.strings import positions, text
-from app.ticks import run_next_tick
+from app.model import core
+from app.model.state import ExplorerState
+from app.model.strings import positions, text
 from components.describe import Description
-from components.theme import COLORS, LiveHTML
+from components.theme import COLORS
+from components.ticks import run_next_tick
+from components.widgets import LiveHTML
 
 #: A check that holds gets a green edge, a remark (nothing to check) an orange one;
 #: the sentence itself says which, the colour only helps to find it from afar.

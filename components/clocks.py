@@ -48,13 +48,14 @@ from bokeh.models import (
 from bokeh.plotting import figure
 from bokeh.transform import transform
 
-from app import core
-from app.state import ExplorerState
-from app.strings import minus_sign, significant, text
+from app.model import core
+from app.model.state import ExplorerState
+from app.model.strings import minus_sign, significant, text
 from components.describe import Description
 from components.legend import detach_legends
 from components.sources import send_changes
-from components.theme import COLORS, MOVING, WRAP, LiveHTML, html_pane, named_once, style_figure
+from components.theme import COLORS, MOVING, WRAP, html_pane, named_once, style_figure
+from components.widgets import LiveHTML
 
 #: Clocks in the row at most: readable at 1280 px next to the sidebar.
 ROW_SIZE = 9

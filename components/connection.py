@@ -17,8 +17,8 @@ from typing import ClassVar
 
 import param
 
-from app.state import ExplorerState
-from app.strings import text
+from app.model.state import ExplorerState
+from app.model.strings import text
 from components.plainjs import PlainJSComponent
 
 

@@ -9,11 +9,11 @@ import panel as pn
 import param
 from bokeh.models import CustomJSTickFormatter
 
-from app.fastsync import FastDiscreteSlider, FastIntSlider, OneMessageRadioButtonGroup, OneMessageTextInput
-from app.state import ExplorerState
-from app.strings import text
+from app.model.state import ExplorerState
+from app.model.strings import text
 from components.address import write_to_address
-from components.theme import STYLESHEET, WIDGET_STYLESHEET
+from components.stylesheets import STYLESHEET, WIDGET_STYLESHEET
+from components.widgets import FastDiscreteSlider, FastIntSlider, OneMessageRadioButtonGroup, OneMessageTextInput
 
 #: The widget class of each parameter; everything else (bounds, step, value,
 #: the two-way link) comes from the parameter itself through ``from_param``.
@@ -40,7 +40,7 @@ WIDGETS: dict[str, type[pn.widgets.Widget]] = {
 
 def signed_format() -> CustomJSTickFormatter:
     """A slider's value as its title prints it: a negative one with U+2212 MINUS SIGN, as the text around it
-    (``app.strings.minus_sign``), not BokehJS's hyphen ("k: −3", not "k: -3")."""
+    (``app.model.strings.minus_sign``), not BokehJS's hyphen ("k: −3", not "k: -3")."""
     return CustomJSTickFormatter(code="return tick < 0 ? '\\u2212' + String(-tick) : String(tick)")
 
 

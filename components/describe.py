@@ -1,7 +1,7 @@
 """A figure's text alternative that follows the state, announced politely when the learner pauses.
 
 A view or a lesson section gives ``Description`` the figure's name and a function
-``state -> sentence`` (numbers from ``app.core``); the component keeps the sentence
+``state -> sentence`` (numbers from ``app.model.core``); the component keeps the sentence
 equal to the state and lets a screen reader announce it (``aria-live="polite"``)
 once the learner has stopped changing things for ``DELAY_MS``: a drag or a running
 player changes it many times a second, and only the last sentence is read.
@@ -10,7 +10,7 @@ In the page it is a small labelled block after the figure (visually hidden: the
 figure shows the same numbers), named ``<view>_description``: the model with that
 name is its data model, whose ``text`` is the current sentence and ``label`` the
 figure's name. The sentence is sent only when it changed, with the same direct
-path as ``LiveHTML`` (``app.fastsync.push_property``), so a slider step pays for one
+path as ``LiveHTML`` (``components.widgets.push_property``), so a slider step pays for one
 string format and, when the sentence moved, ~200 bytes.
 """
 
@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 
 import param
 
-from app.fastsync import push_property
-from app.state import ExplorerState
+from app.model.state import ExplorerState
 from components.plainjs import PlainJSComponent
+from components.widgets import push_property
 
 #: Milliseconds of quiet after the last change before the new sentence is announced.
 DELAY_MS = 600

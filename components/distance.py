@@ -39,9 +39,9 @@ from bokeh.models import (
 from bokeh.plotting import figure
 from bokeh.transform import factor_cmap, factor_mark
 
-from app import core
-from app.state import ExplorerState
-from app.strings import text
+from app.model import core
+from app.model.state import ExplorerState
+from app.model.strings import text
 from components.describe import Description
 from components.legend import detach_legends
 from components.sources import send_changes

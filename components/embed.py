@@ -5,10 +5,10 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from app.state import ExplorerState
-from app.strings import text
+from app.model.state import ExplorerState
+from app.model.strings import text
 from components.plainjs import PlainJSComponent
-from components.theme import STYLESHEET
+from components.stylesheets import STYLESHEET
 
 EMBED_CSS = """
 .pe-embed-open { font: inherit; font-size: 1.1rem; padding: 0.3em 0.9em; cursor: pointer; border-radius: 4px;

@@ -5,11 +5,11 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from app.data_routes import PAGE_DATASETS
-from app.state import ExplorerState
-from app.strings import text
+from app.model.datasets import PAGE_DATASETS
+from app.model.state import ExplorerState
+from app.model.strings import text
 from components.plainjs import PlainJSComponent
-from components.theme import STYLESHEET
+from components.stylesheets import STYLESHEET
 
 EXPORT_CSS = """
 .pe-export { margin: 0.5em 10px; font-size: 1.05rem; }

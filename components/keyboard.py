@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import param
 
-from app.fastsync import mark_connected, one_message
-from app.state import ExplorerState
-from app.strings import text
+from app.model.state import ExplorerState
+from app.model.strings import text
 from components.address import refresh_address
 from components.animation import animation_for
 from components.plainjs import PlainJSComponent
+from components.widgets import mark_connected, one_message
 
 #: The shortcuts in the help overlay, in order: (keys' string key, description's string key).
 SHORTCUTS: tuple[tuple[str, str], ...] = (

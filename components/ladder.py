@@ -37,12 +37,13 @@ from bokeh.palettes import RdBu11, interp_palette
 from bokeh.plotting import figure
 from bokeh.transform import dodge
 
-from app import core
-from app.state import ExplorerState
-from app.strings import text
+from app.model import core
+from app.model.state import ExplorerState
+from app.model.strings import text
 from components.describe import Description
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, LiveHTML, readout, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, readout, style_figure
+from components.widgets import LiveHTML
 
 #: Diverging and colour-blind safe (ColorBrewer RdBu), fixed to [-1, 1].
 PALETTE = interp_palette(RdBu11, 256)

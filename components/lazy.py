@@ -7,10 +7,10 @@ from collections.abc import Callable
 import panel as pn
 import param
 
-from app.fastsync import mark_connected
-from app.state import ExplorerState, StateMirror
+from app.model.state import ExplorerState, StateMirror
 from components.plainjs import PlainJSComponent
 from components.theme import FIND_BY_ID_JS
+from components.widgets import mark_connected
 
 #: How far (px) below or above the viewport a part is built: about a screen ahead, so a reader
 #: scrolling at a normal pace finds it built.
@@ -155,7 +155,7 @@ def watch_sections(parts: dict[str, LazyPart], name: str = "section_watch") -> S
     """A ``SectionWatch`` over ``parts`` (slug → part, top to bottom): it builds every part the reader has
     come within the build margin of (``seen``) and lets each built part's mirror follow the state only
     while it is near (``near``), in the step that changed it only while it is on screen (``shown``; see
-    ``app.state.follow_later``)."""
+    ``app.model.state.follow_later``)."""
     watch = SectionWatch(slugs=list(parts), width=0, height=0, margin=0, name=name)
 
     def build(event: param.parameterized.Event) -> None:

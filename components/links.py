@@ -5,7 +5,7 @@ from __future__ import annotations
 import param
 
 from components.plainjs import PlainJSComponent
-from components.theme import STYLESHEET
+from components.stylesheets import STYLESHEET
 
 LINKS_CSS = """
 .pe-links { display: flex; flex-wrap: wrap; gap: 0.4em 1.2em; margin: 0.3em 0; padding: 0; list-style: none; }

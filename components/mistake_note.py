@@ -1,6 +1,6 @@
 """A note over figures drawn from a table with a published mistake, and a button back to the correct one.
 
-``mistake`` (``app.core.MISTAKES``) is chosen in the mistakes section, and it stays in the address and in
+``mistake`` (``app.model.core.MISTAKES``) is chosen in the mistakes section, and it stays in the address and in
 every link: the ladder, the score curve and the live checks then draw the buggy table wherever they are
 shown. The prose around them describes the correct encoding ("the largest error is rounding, about
 10⁻¹⁵"), so without a word a reader would see the checks fail under a text that says they pass.
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import param
 
-from app.prose import section_prose
-from app.state import ExplorerState
-from app.strings import text
+from app.model.prose import section_prose
+from app.model.state import ExplorerState
+from app.model.strings import text
 from components.plainjs import PlainJSComponent
 from components.present import SWITCHES_CSS
-from components.theme import STYLESHEET
+from components.stylesheets import STYLESHEET
 
 # The button looks like the page's switches (Present, Dark theme): SWITCHES_CSS.
 NOTE_CSS = """

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 import panel as pn
 
-from app.state import Notice
-from app.strings import minus_sign, text
-from components.theme import LiveHTML
+from app.model.state import Notice
+from app.model.strings import minus_sign, text
+from components.widgets import LiveHTML
 
 #: Longest piece of user input echoed back; the rest is cut (it is only a hint).
 ECHO_LIMIT = 40

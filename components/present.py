@@ -26,14 +26,14 @@ from dataclasses import dataclass
 import panel as pn
 import param
 
-from app.fastsync import mark_connected, one_message
-from app.state import ExplorerState, Notice
-from app.strings import minus_sign, text
+from app.model.state import ExplorerState, Notice
+from app.model.strings import minus_sign, text
 from components.animation import animation_for
 from components.figure_theme import FigureStyler, style_figures
 from components.keyboard import PageKeys
 from components.plainjs import PlainJSComponent
-from components.theme import WIDGET_STYLESHEET, LiveHTML
+from components.stylesheets import WIDGET_STYLESHEET
+from components.widgets import LiveHTML, mark_connected, one_message
 
 #: Colours of the dark theme, as the variables the stylesheets read (their light values are the fallbacks).
 #: Every text colour is at least 4.5:1 on the background (#212529) and on the surfaces.

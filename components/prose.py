@@ -1,8 +1,8 @@
 """A passage of the lesson in the page: its HTML once, its live numbers as they change, its formulas typeset.
 
-The HTML comes from ``app.prose`` (a teacher's Markdown file); it is sent once.
+The HTML comes from ``app.model.prose`` (a teacher's Markdown file); it is sent once.
 A slider move sends only ``values``, a small dict of already formatted numbers,
-set on the component's data model directly (``app.fastsync.push_property``), and
+set on the component's data model directly (``components.widgets.push_property``), and
 the browser writes each into its ``<span class="pe-num">``. Formulas are typeset
 by KaTeX, which the app serves from ``static/katex`` (no other host is asked):
 the script and its stylesheet (for ``@font-face``, which works only at the
@@ -16,12 +16,12 @@ from collections.abc import Mapping
 
 import param
 
-from app.fastsync import push_property
-from app.prose import Passage
-from app.strings import minus_sign
+from app.model.prose import Passage
+from app.model.strings import minus_sign
 from components.lazy import SKIPPED_OFF_SCREEN
 from components.plainjs import PlainJSComponent
-from components.theme import STYLESHEET
+from components.stylesheets import STYLESHEET
+from components.widgets import push_property
 
 #: Where the app serves KaTeX, relative to the server's root (see app/server.py, ``static_dirs``).
 KATEX_DIR = "assets/katex/"
@@ -52,7 +52,7 @@ PROSE_CSS = """
 class Prose(PlainJSComponent):
     """One passage of a lesson section, with live numbers and typeset formulas."""
 
-    html = param.String(default="", doc="The passage as HTML (from app.prose: trusted, escaped there).")
+    html = param.String(default="", doc="The passage as HTML (from app.model.prose: trusted, escaped there).")
     values = param.Dict(default={}, doc="Live numbers by placeholder name, already formatted as text.")
     hidden = param.Boolean(default=False, doc=(
         "Not shown (a passage that does not apply to the current sizes). Hidden in the browser by CSS: "

@@ -16,7 +16,6 @@ claim with a wrong secret is refused, logged and said on the page.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 import re
@@ -29,14 +28,15 @@ from panel.custom import Children
 from panel.io.state import set_curdoc
 from tornado.ioloop import IOLoop
 
-from app import rooms
-from app.state import URL_PARAMETERS, ExplorerState, parse_query
-from app.strings import text
+from app.model.routes import page_paths
+from app.model.state import URL_PARAMETERS, ExplorerState, parse_query
+from app.model.strings import text
+from components import roombus as rooms
 from components.address import script_embedded
 from components.plainjs import PlainJSComponent
 from components.theme import FIND_BY_ID_JS
 
-log = logging.getLogger("app.rooms")
+log = logging.getLogger("components.roombus")
 
 #: Values of a teacher's state that a room does not carry: each follower keeps its own language.
 NOT_SENT = ("lang", "follow")
@@ -314,14 +314,6 @@ class RoomPanel(PlainJSComponent):
     """
 
     _stylesheets: ClassVar[list[str]] = [_BOX_CSS]
-
-
-@functools.cache
-def page_paths() -> frozenset[str]:
-    """The paths of every page of the app (a room only ever sends a follower to one of them)."""
-    from app.pages import routes  # the pages import the extras, which import this module
-
-    return frozenset("/" if key == "/" else f"/{key}" for key in routes())
 
 
 def public_origin(headers: dict) -> str:

@@ -4,22 +4,14 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable
-from pathlib import Path
 
 import panel as pn
-import param
 from bokeh.models import AdaptiveTicker, Label, Span
 from bokeh.plotting import figure as Figure
 
-from app.fastsync import FastDiscreteSlider, push_property
-from app.strings import text
-from components.plainjs import PlainJSComponent
+from app.model.strings import text
+from components.stylesheets import STYLESHEET
 
-STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
-#: Panel renders each component in its own shadow root, so the page's CSS is
-#: handed to every component that shows our own markup.
-STYLESHEET = (STATIC_DIR / "app.css").read_text(encoding="utf-8")
-WIDGET_STYLESHEET = (STATIC_DIR / "widgets.css").read_text(encoding="utf-8")
 #: ``styles`` of a ``pn.Row`` whose items go onto a next line when they do not fit (a narrow iframe,
 #: presentation mode's double type). Panel gives a row the sum of its children's widths as its
 #: min_width, so an item that should wrap sets its width in CSS (a ``flex`` basis), not in Panel.
@@ -92,83 +84,6 @@ def style_figure(fig: Figure, counts: str = "") -> Figure:
 def html_pane(markup: str, **params) -> pn.pane.HTML:
     """An HTML pane that carries the app's stylesheet into its shadow root."""
     return pn.pane.HTML(markup, stylesheets=[STYLESHEET], **params)
-
-
-class LiveHTML(PlainJSComponent):
-    """Markup that changes on a slider move: the text of one element, replaced in the browser.
-
-    For text on the hot path (a key press on k, pos or pair). A Panel HTML
-    pane costs ~1.4 ms of server time per change and sends its markup
-    HTML-escaped, a third longer; a Bokeh ``Div`` is cheap to send but
-    re-renders itself and relays the page out in the browser, 10-25 ms per
-    change. Here a change is one property of the component's data model, set
-    directly (``app.fastsync.push_property``), and the browser only assigns
-    the element's ``innerHTML``. Markup equal to what the page shows is not
-    sent again.
-
-    The markup must already be safe: build it with ``readout`` or
-    ``html.escape``. ``css`` is added to the app's stylesheet inside the
-    component's shadow root. ``object`` reads and sets the markup. In the
-    page, the model named after the component is its data model, whose
-    ``text`` is the markup.
-    """
-
-    text = param.String(default="", doc="The markup shown (trusted: escaped by whoever built it).")
-
-    _esm = """
-    export function render({ model }) {
-      const box = document.createElement("div");
-      box.className = "pe-live";
-      box.innerHTML = model.text;
-      model.on("text", () => { box.innerHTML = model.text; });
-      return box;
-    }
-    """
-
-    def __init__(self, markup: str = "", *, name: str, css: str = "", **layout: object):
-        layout.setdefault("margin", (5, 10))  # Panel's default for panes, so the texts line up
-        super().__init__(text=markup, name=name, stylesheets=[STYLESHEET + css], **layout)
-
-    @property
-    def object(self) -> str:
-        """The markup on the page."""
-        return self.text
-
-    @object.setter
-    def object(self, markup: str) -> None:
-        if markup != self.text:
-            push_property(self, "text", markup)
-
-
-class SliderTitle(LiveHTML):
-    """The title a discrete slider shows above its handle ("base: <b>10000</b>"), as ``LiveHTML``.
-
-    ``app.fastsync.FastDiscreteSlider`` puts it where Panel's ``DiscreteSlider``
-    has a ``StaticText``: a Bokeh ``Div``, which re-renders and lays the whole
-    page out again each time its text changes (twice per step: the browser's
-    own link, then the server's echo). ``value`` is the title's markup, as on
-    a ``StaticText``; the page shows it inside ``WRAP`` (its class tells
-    ``components.a11y`` to name the slider after it), set by the browser's
-    link as by the server.
-    """
-
-    #: The element around the title's markup (``{}``), in Python and in the browser's link.
-    WRAP = FastDiscreteSlider.TITLE_WRAP
-
-    def __init__(self, markup: str = "", *, name: str, **layout: object):
-        # No margin or stylesheet of its own: Panel's ``DiscreteSlider._update_style`` gives the title the
-        # slider's (its rules are in static/widgets.css, ``.pe-slider-title``).
-        super().__init__(self.WRAP.format(markup), name=name, **layout)
-
-    @property
-    def value(self) -> str:
-        """The title's markup (the name ``DiscreteSlider`` uses), without ``WRAP``."""
-        head, tail = self.WRAP.split("{}")
-        return self.text.removeprefix(head).removesuffix(tail)
-
-    @value.setter
-    def value(self, markup: str) -> None:
-        self.object = self.WRAP.format(markup)
 
 
 def readout(lang: str, key: str, **values: object) -> str:

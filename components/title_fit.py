@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import param
 
-from app.state import ExplorerState
+from app.model.state import ExplorerState
 from components.plainjs import PlainJSComponent
 
 #: The smallest share of its size a title is set at to fit (below it, the title is cut as before).

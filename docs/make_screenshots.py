@@ -18,9 +18,9 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.lesson import SECTIONS  # noqa: E402
+from app.model.strings import text  # noqa: E402
 from app.pages import VIEWS  # noqa: E402
 from app.server import running  # noqa: E402
-from app.strings import text  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.helpers import figure_count, plots_drawn, wait_until  # noqa: E402
 

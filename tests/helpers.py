@@ -15,7 +15,7 @@ import panel as pn
 
 
 def row_by_hand(pos: float, d_model: int, base: float = 10_000) -> np.ndarray:
-    """``PE[pos]`` written out from the paper's formula with ``math`` (an independent check of ``app.core``)."""
+    """``PE[pos]`` written out from the paper's formula with ``math`` (an independent check of ``app.model.core``)."""
     row: list[float] = []
     for i in range(d_model // 2):
         angle = pos / base ** (2 * i / d_model)
@@ -195,8 +195,8 @@ def figure_count(route: str) -> int:
     from bokeh.models import Plot
 
     from app.lesson import SECTIONS
+    from app.model.state import ExplorerState
     from app.pages import FIRST_SECTIONS, VIEWS
-    from app.state import ExplorerState
 
     name = route.strip("/")
     if name == "explore":

@@ -16,8 +16,8 @@ import pytest
 from playwright.sync_api import expect
 
 from app.lesson import SECTIONS
+from app.model.strings import text
 from app.pages import routes
-from app.strings import text
 from tests.helpers import figure_count, model_property, plots_drawn, press, slider_handle, wait_until
 from tests.test_lesson_browser import scroll_through
 

@@ -6,8 +6,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from app.state import ExplorerState, StateMirror
-from app.strings import text
+from app.model.state import ExplorerState, StateMirror
+from app.model.strings import text
 from components.address import AddressBar
 from components.controls import Controls
 from tests.helpers import press, wait_for_source, wait_until

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from app import core
-from app.strings import text
+from app.model import core
+from app.model.strings import text
 from components.ladder import heatmap_values
 from tests.helpers import press, slider_handle, wait_for_source, wait_until
 

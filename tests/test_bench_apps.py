@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from bokeh.document import Document
 
-from app import core
+from app.model import core
 from bench.floor_app import floor_document
 
 ROOT = Path(__file__).resolve().parents[1]

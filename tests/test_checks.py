@@ -19,9 +19,9 @@ from bokeh.document.events import ModelChangedEvent
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import core
-from app.state import BASES, ExplorerState
-from app.strings import text
+from app.model import core
+from app.model.state import BASES, ExplorerState
+from app.model.strings import text
 from components import checks
 from components.checks import LiveChecks
 from tests.helpers import printed

@@ -2,7 +2,7 @@
 
 The server runs in this process (``app_url``), so the test wraps
 ``components.checks.run_later`` to see where the work and the writing ran, and
-compares what the page prints with ``app.core``.
+compares what the page prints with ``app.model.core``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from app import core
-from app.strings import text
+from app.model import core
+from app.model.strings import text
 from components import checks
 from tests.helpers import wait_until
 

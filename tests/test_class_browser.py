@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 import redis
 
-from app.strings import text
+from app.model.strings import text
 from tests.helpers import model_property, press, source_data, wait_for_source, wait_until
 from tests.servers import get, keys_per_process, redis_server, run_local, sessions_of
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app import core
 from app.__main__ import parse_args
+from app.model import core
+from app.model.strings import text
 from app.server import free_port
-from app.strings import text
 from tests.helpers import press, wait_for_source, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent

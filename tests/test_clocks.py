@@ -16,9 +16,9 @@ from bokeh.document.events import ColumnDataChangedEvent, ModelChangedEvent
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import core
-from app.state import ExplorerState
-from app.strings import text
+from app.model import core
+from app.model.state import ExplorerState
+from app.model.strings import text
 from components.clocks import (
     ROW_SIZE,
     SENT_DECIMALS,

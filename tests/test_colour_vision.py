@@ -115,7 +115,7 @@ def test_text_colours_keep_their_roles_hue():
 
 def test_page_accent_is_readable():
     from components.present import DARK_VARIABLES
-    from components.theme import STYLESHEET
+    from components.stylesheets import STYLESHEET
 
     # The light theme's accent: the fallback of the theme variable (the dark theme sets --pe-t-accent).
     declared = STYLESHEET.split("--pe-accent:")[1].split(";")[0]

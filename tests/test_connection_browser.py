@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from app.model.strings import text
 from app.server import free_port
-from app.strings import text
 from tests.helpers import press, wait_for_source, wait_until
 
 pytestmark = pytest.mark.browser

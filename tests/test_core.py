@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import core
+from app.model import core
 
 # The lesson's NumPy cells: d_model = 32, T = 24, base = 10000.
 D, T, BASE = 32, 24, 10_000.0

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from app.lesson import SECTIONS
-from app.state import ExplorerState
+from app.model.state import ExplorerState
 from components import checks, clocks, distance, ladder
 from components.describe import Description
 

@@ -15,9 +15,9 @@ from bokeh.document import Document
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import core
-from app.state import BASES, ExplorerState
-from app.strings import text
+from app.model import core
+from app.model.state import BASES, ExplorerState
+from app.model.strings import text
 from components import distance
 from components.distance import MAX_TARGETS_PER_START, SAMPLE_STARTS, ScoreCurve
 from tests.helpers import row_by_hand

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from app import core
-from app.strings import text
+from app.model import core
+from app.model.strings import text
 from tests.helpers import source_data, wait_for_source, wait_until
 
 pytestmark = pytest.mark.browser

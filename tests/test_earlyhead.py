@@ -188,8 +188,8 @@ def test_guard_tornado_static_files_finish_after_their_last_flush():
 def test_the_html_carries_the_pages_own_title(learned, path, lang):
     import html
 
+    from app.model.strings import text
     from app.pages import section_title
-    from app.strings import text
 
     _, chunks = _chunks(learned, path)
     title = html.unescape(re.search(r"<title>(.*?)</title>", b"".join(chunks).decode()).group(1))
@@ -199,7 +199,7 @@ def test_the_html_carries_the_pages_own_title(learned, path, lang):
 
 
 def test_a_page_that_fails_after_its_start_went_out_ends_with_a_message(learned, monkeypatch):
-    from app.strings import text
+    from app.model.strings import text
 
     async def fails(self):
         raise RuntimeError("the session could not be built")

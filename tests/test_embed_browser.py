@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from app.strings import text
+from app.model.strings import text
 from tests.helpers import wait_until
 
 pytestmark = pytest.mark.browser

@@ -12,8 +12,8 @@ import urllib.request
 import numpy as np
 import pytest
 
-from app import core
-from app.data_routes import DATASETS
+from app.model import core
+from app.model.datasets import DATASETS
 
 
 def download(app_url: str, name: str, query: str) -> tuple[str, list[list[str]], dict]:

@@ -34,8 +34,10 @@ from panel.io.state import state as panel_state
 from panel.reactive import Syncable
 from tornado.websocket import WebSocketHandler
 
-from app import core, fastsync
-from app.state import ExplorerState
+from app import fastsync
+from app.model import core
+from app.model.state import ExplorerState
+from components import widgets
 from components.controls import WIDGETS, Controls
 from components.ladder import MAX_HEATMAP_ROWS, PALETTE, heatmap_codes, heatmap_data, heatmap_values
 from tests.helpers import served_like, with_address
@@ -81,21 +83,21 @@ def test_server_change_still_reads_debounce_from_the_instance():
 def test_stock_slider_waits_50_ms_and_fast_slider_does_not():
     assert scheduled_delay(pn.widgets.IntSlider(start=0, end=10), 3) == [50]
     # value and value_throttled of one key press are merged into one scheduled change.
-    assert scheduled_delay(fastsync.FastIntSlider(start=0, end=10), 3) == [0]
+    assert scheduled_delay(widgets.FastIntSlider(start=0, end=10), 3) == [0]
 
 
 def test_fast_player_does_not_wait():
     assert scheduled_delay(pn.widgets.Player(start=0, end=10), 3) == [50]
-    assert scheduled_delay(fastsync.FastPlayer(start=0, end=10), 3) == [0]
+    assert scheduled_delay(widgets.FastPlayer(start=0, end=10), 3) == [0]
 
 
 def test_fast_discrete_slider_inner_slider_does_not_wait_even_after_new_options():
     """Guards ``DiscreteSlider._slider`` (rebuilt by ``_update_options``)."""
-    slider = fastsync.FastDiscreteSlider(options=[2, 10, 100], value=10)
-    assert type(slider._slider) is fastsync.FastIntSlider
+    slider = widgets.FastDiscreteSlider(options=[2, 10, 100], value=10)
+    assert type(slider._slider) is widgets.FastIntSlider
     assert scheduled_delay(slider._slider, 2) == [0]
     slider.options = [5, 50, 500, 5000]
-    assert type(slider._slider) is fastsync.FastIntSlider
+    assert type(slider._slider) is widgets.FastIntSlider
     assert scheduled_delay(slider._slider, 3) == [0]
     slider._slider.value = 3  # the inner slider's index still moves the widget's value
     assert slider.value == 5000
@@ -106,13 +108,13 @@ def test_fast_discrete_slider_inner_slider_does_not_wait_even_after_new_options(
 def test_fast_discrete_slider_is_titled_by_live_html_linked_in_the_browser():
     """Guards ``DiscreteSlider._text`` (its title, ``_composite[0]``, whose ``value`` ``_update_value`` sets) and
     ``_text_link`` (the browser's link from the inner slider, filled in with ``{labels}``)."""
-    from components.theme import SliderTitle
+    from components.widgets import SliderTitle
 
     stock = pn.widgets.DiscreteSlider(options=[2, 10, 100], value=10, label="base")
     assert isinstance(stock._text, pn.widgets.StaticText) and stock._composite[0] is stock._text
     assert "{labels}" in stock._text_link and "labels[source.value]" in stock._text_link
 
-    slider = fastsync.FastDiscreteSlider(options=[2, 10, 100], value=10, label="base")
+    slider = widgets.FastDiscreteSlider(options=[2, 10, 100], value=10, label="base")
     assert isinstance(slider._text, SliderTitle) and slider._composite[0] is slider._text
     assert slider._text.text == '<span class="pe-slider-title">base: <b>10</b></span>'
     slider.value = 100
@@ -129,11 +131,11 @@ def test_fast_discrete_slider_is_titled_by_live_html_linked_in_the_browser():
 
 
 def test_change_applies_the_value():
-    slider = fastsync.FastIntSlider(start=0, end=10, value=1)
+    slider = widgets.FastIntSlider(start=0, end=10, value=1)
     # Without a session Panel applies the change at once, through _process_events (inside pn.io.hold).
     slider._server_change(Document(), "ref", None, "value", 1, 7)
     assert slider.value == 7
-    discrete = fastsync.FastDiscreteSlider(options=[2, 10, 100], value=10)
+    discrete = widgets.FastDiscreteSlider(options=[2, 10, 100], value=10)
     discrete._slider._server_change(Document(), "ref", None, "value", 1, 2)
     assert discrete.value == 100
 
@@ -141,10 +143,10 @@ def test_change_applies_the_value():
 def test_a_drag_gets_one_update_per_interval_counted_from_the_start_of_the_last(monkeypatch):
     """A change within DRAG_INTERVAL_MS of the start of the last application waits out the rest of it;
     the time the application took does not lengthen the interval."""
-    interval = fastsync.DRAG_INTERVAL_MS / 1000
-    slider = fastsync.FastIntSlider(start=0, end=10, value=1)
+    interval = widgets.DRAG_INTERVAL_MS / 1000
+    slider = widgets.FastIntSlider(start=0, end=10, value=1)
     clock = [100.0]
-    monkeypatch.setattr(fastsync.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(widgets.time, "monotonic", lambda: clock[0])
     step = slider._process_step
 
     def slow_step(events):  # an application that takes 60 % of the interval
@@ -155,7 +157,7 @@ def test_a_drag_gets_one_update_per_interval_counted_from_the_start_of_the_last(
     slider._server_change(Document(), "ref", None, "value", 1, 2)  # no session: applied at once
     assert slider.value == 2
     clock[0] = 100.0 + 0.75 * interval  # a quarter of the interval is left
-    assert scheduled_delay(slider, 3) == [round(0.25 * fastsync.DRAG_INTERVAL_MS)]
+    assert scheduled_delay(slider, 3) == [round(0.25 * widgets.DRAG_INTERVAL_MS)]
     clock[0] = 100.0 + 1.01 * interval
     assert scheduled_delay(slider, 3) == [0]
 
@@ -163,12 +165,12 @@ def test_a_drag_gets_one_update_per_interval_counted_from_the_start_of_the_last(
 def test_controls_use_fast_widgets_bound_to_the_state():
     state = ExplorerState(d_model=64, T=100)
     controls = Controls(state, ["d_model", "T", "base", "pair", "pos", "k"])
-    widgets = {w.name: w for w in controls._layout if isinstance(w, pn.widgets.Widget)}
-    sliders = [w for w in widgets.values() if isinstance(w, pn.widgets.IntSlider)]
+    shown = {w.name: w for w in controls._layout if isinstance(w, pn.widgets.Widget)}
+    sliders = [w for w in shown.values() if isinstance(w, pn.widgets.IntSlider)]
     assert len(sliders) == 5
     for slider in sliders:
         assert slider._debounce == 0
-    discrete = next(w for w in widgets.values() if isinstance(w, pn.widgets.DiscreteSlider))
+    discrete = next(w for w in shown.values() if isinstance(w, pn.widgets.DiscreteSlider))
     assert discrete._slider._debounce == 0
     # Still param-driven: moving the widget moves the state and back.
     k = next(w for w in sliders if w.end == 99 and w.start == -99)
@@ -176,7 +178,7 @@ def test_controls_use_fast_widgets_bound_to_the_state():
     assert state.k == 42
     state.k = -5
     assert k.value == -5
-    assert {WIDGETS[name] for name in ("pair", "pos", "k")} == {fastsync.FastIntSlider}
+    assert {WIDGETS[name] for name in ("pair", "pos", "k")} == {widgets.FastIntSlider}
 
 
 # ---------------------------------------------------------------------------
@@ -397,7 +399,7 @@ def _named_in_first_patch(app_url: str, path: str, expect: str, watched: set[str
 
 def test_one_key_press_is_one_message(app_url):
     """Every model a change of k touches arrives in one PATCH-DOC (the ``pn.io.hold`` in ``_FastSync``)."""
-    from app.strings import text
+    from app.model.strings import text
 
     watched = {"row_marks", "distance_marker"}  # the ladder's and the score curve's k sources
 
@@ -409,14 +411,14 @@ def test_one_key_press_is_one_message(app_url):
 
 
 def test_work_run_at_the_next_tick_is_one_message(app_url):
-    """``app.ticks.run_next_tick`` holds its work's changes and writes them as one message. The live checks'
+    """``components.ticks.run_next_tick`` holds its work's changes and writes them as one message. The live checks'
     verdict on a large table (computed on a worker thread, shown at the next tick) changes both check cards
     after a new d_model and T:
     with Bokeh's own hold each change went as a PATCH-DOC of its own (and the lesson page's catch-up of the
     sections off screen after a d_model key, 14 of them)."""
     import asyncio
 
-    from app.strings import text
+    from app.model.strings import text
     from bench.protocol import BokehClient, objects
 
     cards = {"check_norm", "check_rotation"}
@@ -475,7 +477,7 @@ def test_a_steps_message_carries_its_data_changes_first(app_url):
     import asyncio
     import json
 
-    from app.strings import text
+    from app.model.strings import text
     from bench.protocol import BokehClient
 
     async def first_patch_kinds() -> list[str]:
@@ -507,7 +509,7 @@ def test_a_key_press_is_answered_with_its_data_before_bokehs_ok(app_url, slider,
     slider's inner slider (built by Panel's ``DiscreteSlider``) is made a ``FastIntSlider`` for this."""
     import asyncio
 
-    from app.strings import text
+    from app.model.strings import text
     from bench.protocol import BokehClient, objects
 
     async def first_answers() -> list[str]:
@@ -557,7 +559,7 @@ def test_a_step_is_applied_inside_bokehs_handling_only_when_bokeh_is_applying_a_
     handle_patch = inspect.getsource(ServerSession._handle_patch)
     assert "self._current_patch_connection = connection" in handle_patch
     assert "self._pending_writes = []" in inspect.getsource(inspect.getmodule(ServerSession))
-    slider = fastsync.FastIntSlider(start=0, end=10, value=1)
+    slider = widgets.FastIntSlider(start=0, end=10, value=1)
     doc = SimpleNamespace(session_context=SimpleNamespace(session=_PatchingSession(connection, pending)))
     assert slider._applies_now(doc, "ref", None, attr) is expected
     slider._events = {"value": 3}  # a change already waiting: merged into it instead
@@ -626,7 +628,7 @@ def test_heatmap_codes_bin_like_the_colour_mapper_and_decode_within_a_bin(values
 def test_one_message_drops_panels_replayed_echo_and_keeps_the_change(wrapper):
     """Guards Bokeh's held ``callback_invoker`` and Panel's ``_server_change`` partials (``one_message``)."""
     doc = Document()
-    driver = fastsync.FastIntSlider(start=0, end=10, value=1)
+    driver = widgets.FastIntSlider(start=0, end=10, value=1)
     follower = pn.widgets.IntSlider(start=0, end=10, value=1)
     driver.param.watch(lambda event: setattr(follower, "end", 10 + event.new), "value")
     if wrapper == "plain_hold":
@@ -655,15 +657,15 @@ def test_a_step_is_not_echoed_back_but_a_clamped_value_is(clamp_to, monkeypatch)
     browser's own values, ``panel.reactive._syncing`` exists, ``value_throttled`` is writable."""
     assert isinstance(pn.widgets.IntSlider()._in_process__events, dict)
     built: list[set[str]] = []
-    stock = fastsync.FastIntSlider._process_param_change
+    stock = widgets.FastIntSlider._process_param_change
 
     def counting(self, params):
         built.append(set(params))
         return stock(self, params)
 
-    monkeypatch.setattr(fastsync.FastIntSlider, "_process_param_change", counting)
+    monkeypatch.setattr(widgets.FastIntSlider, "_process_param_change", counting)
     doc = Document()
-    slider = fastsync.FastIntSlider(start=0, end=10, value=1)
+    slider = widgets.FastIntSlider(start=0, end=10, value=1)
     if clamp_to is not None:  # a watcher that corrects the value, as the state's bounds do
         slider.param.watch(lambda event: setattr(slider, "value", min(event.new, clamp_to)), "value")
     with set_curdoc(doc):
@@ -696,7 +698,7 @@ def test_a_change_from_the_browser_reaches_it_before_document_ready(connected_by
     doc = Document()
     context = _Session()
     doc._session_context = lambda: context
-    slider = fastsync.FastIntSlider(start=0, end=10, value=1)
+    slider = widgets.FastIntSlider(start=0, end=10, value=1)
     follower = pn.widgets.IntSlider(start=0, end=10, value=1)
     slider.param.watch(lambda event: setattr(follower, "end", 10 + event.new), "value")
     with set_curdoc(doc):
@@ -708,7 +710,7 @@ def test_a_change_from_the_browser_reaches_it_before_document_ready(connected_by
         if connected_by == "a key press":
             slider._process_events({"value": 4})
         else:  # the same change made by Python code before the browser has the page
-            with fastsync.one_message():
+            with widgets.one_message():
                 slider.value = 4
     follower_model = follower._models[root.ref["id"]][0]
     reached = [e for e in sent if getattr(e, "model", None) is follower_model and getattr(e, "attr", "") == "end"]
@@ -721,7 +723,7 @@ def test_a_change_from_the_browser_reaches_it_before_document_ready(connected_by
 def test_push_property_sets_the_parameter_and_the_browser_model_only():
     """Guards ``push_property``: a JSComponent's ``_models`` hold (model, parent) and its parameters live
     on ``model.data``; Panel's own watcher (``_param_change``) is not run."""
-    from components.theme import LiveHTML
+    from components.widgets import LiveHTML
 
     view = LiveHTML("<p>a</p>", name="probe")
     doc = Document()
@@ -732,7 +734,7 @@ def test_push_property_sets_the_parameter_and_the_browser_model_only():
     calls: list = []
     original = view._param_change
     view._param_change = lambda *events: calls.append(events) or original(*events)
-    fastsync.push_property(view, "text", "<p>b</p>")
+    widgets.push_property(view, "text", "<p>b</p>")
     (model, _parent), = view._models.values()
     assert view.text == "<p>b</p>" and model.data.text == "<p>b</p>" and model.data.name == "probe"
     assert calls == []
@@ -744,7 +746,7 @@ def test_push_property_sets_the_parameter_and_the_browser_model_only():
 
 def _probe_text():
     """A ``LiveHTML`` on a document, its data model, and the list of what Panel's ``_process_events`` got."""
-    from components.theme import LiveHTML
+    from components.widgets import LiveHTML
 
     view = LiveHTML("<p>a</p>", name="probe")
     doc = Document()
@@ -762,8 +764,8 @@ def test_push_property_is_not_taken_for_a_change_from_the_browser():
     its debounce, here at once). A pushed property is listed while it is set, and only then."""
     view, _doc, model, processed = _probe_text()
 
-    fastsync.push_property(view, "text", "<p>b</p>")
-    fastsync.push_property(view, "text", "<p>b</p>")  # unchanged: Bokeh calls back nobody
+    widgets.push_property(view, "text", "<p>b</p>")
+    widgets.push_property(view, "text", "<p>b</p>")  # unchanged: Bokeh calls back nobody
     assert processed == [] and view._changing == {}
     assert model.data.text == "<p>b</p>"
 
@@ -783,20 +785,20 @@ def test_push_property_under_a_hold_is_not_taken_for_a_change_from_the_browser()
     doc.on_change(sent.append)
     others: list = []
     doc.hold("combine")  # what pn.io.hold() does in a served session
-    fastsync.push_property(view, "text", "<p>b</p>")
-    fastsync.push_property(view, "text", "<p>c</p>")  # combined with the first into one event
+    widgets.push_property(view, "text", "<p>b</p>")
+    widgets.push_property(view, "text", "<p>c</p>")  # combined with the first into one event
     doc.unhold()
     assert processed == [] and view._changing == {}
     assert [(e.model, e.attr, e.new) for e in sent] == [(model.data, "text", "<p>c</p>")]
 
     model.data.on_change("text", lambda attr, old, new: others.append(new))
     doc.hold("combine")
-    fastsync.push_property(view, "text", "<p>d</p>")
+    widgets.push_property(view, "text", "<p>d</p>")
     doc.unhold()
     # With a callback of its own on the property, the event keeps every callback (Panel's too): only an
     # event whose callbacks are all Panel's is stripped, as in one_message().
     assert others == ["<p>d</p>"] and processed == [{"text": "<p>d</p>"}]
-    mine = [cb for cb in model.data._callbacks["text"] if not fastsync._is_panel_sync(cb)]
+    mine = [cb for cb in model.data._callbacks["text"] if not widgets._is_panel_sync(cb)]
     model.data.remove_on_change("text", *mine)
     processed.clear()
 
@@ -843,14 +845,14 @@ def test_an_error_reply_built_inside_except_carries_the_traceback_and_ours_does_
 
 
 def test_fast_slider_keeps_a_value_from_any_path_inside_its_bounds():
-    slider = fastsync.FastIntSlider(start=-23, end=23, value=3)
+    slider = widgets.FastIntSlider(start=-23, end=23, value=3)
     assert slider._in_bounds({"value": 1e300, "value_throttled": -24}) == {"value": 23, "value_throttled": -23}
     assert slider._in_bounds({"value": 3.5}) == {"value": 4}
     assert slider._in_bounds({"value": float("nan"), "value_throttled": "x"}) == {}
 
 
 def test_discrete_slider_clamps_an_index_outside_its_options():
-    slider = fastsync.FastDiscreteSlider(options=[2, 5, 10], value=5)
+    slider = widgets.FastDiscreteSlider(options=[2, 5, 10], value=5)
     slider._slider.value = 7
     assert slider.value == 10 and slider._slider.value == 2
     slider._slider.value = -1  # would wrap around to the last option
@@ -1204,7 +1206,7 @@ def test_a_change_without_stylesheets_skips_the_design_and_builds_the_same_prope
     assert "'stylesheets' in changes and 'stylesheets' in params" in source
     assert source.count("params") == 4, "Panel's Reactive._update_properties uses the design's parameters anew"
     doc = Document()
-    slider = fastsync.FastIntSlider(start=0, end=10, value=4, label="k", stylesheets=[":host {color: red}"])
+    slider = widgets.FastIntSlider(start=0, end=10, value=4, label="k", stylesheets=[":host {color: red}"])
     with set_curdoc(doc):
         slider.get_root(doc)
     new = {"start": -3, "end": 12, "value": 5, "disabled": True, "name": "offset", "stylesheets": [":host {}"]}

@@ -1,6 +1,6 @@
 """Hostile query strings on every route: hypothesis writes the URLs, the server in this process answers.
 
-Every parameter of ``app.state.URL_PARAMETERS`` (read when the test runs, so parameters other
+Every parameter of ``app.model.state.URL_PARAMETERS`` (read when the test runs, so parameters other
 branches add are fuzzed too) gets huge, negative, zero, NaN, inf, fractional, empty, 10 kB, HTML and
 script values, every language code, repeated and unknown keys, percent-encoded, double-encoded and
 invalid UTF-8. The page's GET builds its session's document on the server (Panel runs the page
@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app import state as app_state
+from app.model import state as app_state
 from app.pages import routes
 from app.server import serving
 from tests.helpers import LogRecorder

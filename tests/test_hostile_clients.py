@@ -19,9 +19,9 @@ import pytest
 from bokeh.io import doc as bokeh_doc
 from tornado.websocket import WebSocketClosedError
 
-from app import core
+from app.model import core
+from app.model.strings import text
 from app.server import MAX_MESSAGE_BYTES, serving
-from app.strings import text
 from bench.protocol import BokehClient, Message
 from tests.helpers import LogRecorder, run_coroutine
 

@@ -10,8 +10,8 @@ from urllib.parse import quote
 
 import pytest
 
-from app import state as app_state
-from app.strings import text
+from app.model import state as app_state
+from app.model.strings import text
 from tests.helpers import plots_drawn, wait_until
 
 pytestmark = pytest.mark.browser

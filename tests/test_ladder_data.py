@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.state import BASES
+from app.model.state import BASES
 from components.ladder import HEATMAP_LEVELS, heatmap_data, heatmap_stride, heatmap_values, ladder_data
 
 EDGE = 1e-6
@@ -102,7 +102,7 @@ def test_the_count_under_the_ladder_follows_a_size_step_in_one_text_change():
     # ≈ 19.9, then 2π·10 ≈ 62.8: two of eight.
     from bokeh.document import Document
 
-    from app.state import ExplorerState
+    from app.model.state import ExplorerState
     from components.ladder import WavelengthLadder
 
     state = ExplorerState(d_model=32, T=24, base=10_000, lang="en")
@@ -119,7 +119,7 @@ def test_the_count_under_the_ladder_follows_a_size_step_in_one_text_change():
 
 def test_the_lessons_ladder_passage_gives_way_to_one_rung_at_d_model_2():
     """With one pair there is no later pair and no ladder: "slower by base^(2/d) = 10000.00 … up to 6.3" went."""
-    from app.state import ExplorerState
+    from app.model.state import ExplorerState
     from components.lesson.wavelengths import LadderSection
 
     state = ExplorerState(d_model=2, lang="en")

@@ -11,8 +11,8 @@ from bokeh.models import ColumnDataSource, GlyphRenderer, Legend, LegendItem, Pl
 from bokeh.plotting import figure
 
 from app.lesson import SECTIONS
+from app.model.state import ExplorerState
 from app.pages import VIEWS
-from app.state import ExplorerState
 from components.legend import detach_legends
 
 LOOK = ("line_color", "line_width", "line_dash", "fill_color", "fill_alpha", "marker")

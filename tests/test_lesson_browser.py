@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from app import core
 from app.lesson import SECTIONS
+from app.model import core
+from app.model.prose import section_prose
+from app.model.state import ExplorerState
 from app.pages import VIEWS, SectionAnchor
-from app.prose import section_prose
-from app.state import ExplorerState
 from components.lazy import LazyPart
 from tests.helpers import after_two_frames, model_property, press, source_data, wait_for_source, wait_until
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app import core
+from app.model import core
 from tests.helpers import press, wait_for_source
 
 pytestmark = pytest.mark.browser

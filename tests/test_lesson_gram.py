@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import core
-from app.state import BASES, ExplorerState
+from app.model import core
+from app.model.state import BASES, ExplorerState
 from components.lesson.gram import GramMatrix
 from tests.helpers import model_property, press, row_by_hand, wait_for_source, wait_until
 

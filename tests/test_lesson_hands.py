@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.prose import section_prose
-from app.state import ExplorerState
-from app.strings import text
+from app.model.prose import section_prose
+from app.model.state import ExplorerState
+from app.model.strings import text
 from components.lesson.hands import ClocksSection
 from tests.helpers import parsed, press, source_data, wait_for_source, wait_until
 

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import core
-from app.state import ExplorerState
+from app.model import core
+from app.model.state import ExplorerState
 from components.lesson.order import OrderIsMeaning
 from tests.helpers import press, source_data, wait_for_source, wait_until
 
@@ -71,7 +71,7 @@ def test_embeddings_depend_on_the_word_only():
 
 
 def test_embeddings_are_the_same_in_another_process():
-    code = "from app import core; print(core.word_embeddings(['perro'], 6).tolist())"
+    code = "from app.model import core; print(core.word_embeddings(['perro'], 6).tolist())"
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
     assert len(outs) == 1

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import core
-from app.state import ExplorerState
-from app.strings import text
+from app.model import core
+from app.model.state import ExplorerState
+from app.model.strings import text
 from components.lesson import question
 from components.lesson.question import WORD_SEED, OpenQuestion
 from tests.helpers import press, source_data, wait_for_source, wait_until

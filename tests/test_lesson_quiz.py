@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from playwright.sync_api import expect
 
-from app.state import ExplorerState
-from app.strings import text
+from app.model.state import ExplorerState
+from app.model.strings import text
 from components.lesson.quiz import FIXED, CheckYourself, format_option, self_score_options
 from tests.helpers import model_property, wait_until
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import core
-from app.state import BASES, ExplorerState
+from app.model import core
+from app.model.state import BASES, ExplorerState
 from components.lesson.rope import CLOSE, LABEL_GAP_PX, RotaryPosition, _label_places, colour_limit
 from tests.helpers import press, printed, source_data, wait_for_source, wait_until
 

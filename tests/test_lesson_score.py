@@ -19,9 +19,9 @@ from bokeh.models import ColumnDataSource, Plot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import core
-from app.prose import section_prose
-from app.state import ExplorerState
+from app.model import core
+from app.model.prose import section_prose
+from app.model.state import ExplorerState
 from components.lesson.score import WhatScoresSee
 from tests.helpers import printed, row_by_hand
 

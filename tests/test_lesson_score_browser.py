@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from app import core
+from app.model import core
 from tests.helpers import click_when_still, press, wait_for_source
 
 pytestmark = pytest.mark.browser

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import core
-from app.prose import section_prose
-from app.state import BASES, ExplorerState
+from app.model import core
+from app.model.prose import section_prose
+from app.model.state import BASES, ExplorerState
 from components.lesson.shift import MATRIX_SIZE, ShiftIsRotation, block_markup, signed
 from tests.helpers import row_by_hand
 

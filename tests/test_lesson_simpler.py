@@ -10,8 +10,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from app import core
-from app.state import ExplorerState
+from app.model import core
+from app.model.state import ExplorerState
 from components.lesson.simpler import WhyNotSimpler
 from tests.helpers import model_property, parsed, press, wait_for_source, wait_until
 

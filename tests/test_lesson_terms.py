@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import core
-from app.state import BASES, ExplorerState
+from app.model import core
+from app.model.state import BASES, ExplorerState
 from components.lesson.terms import MAX_SHOWN, ScoreAsClocks
 from tests.helpers import model_property, press, source_data, wait_for_source, wait_until
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.strings import text
+from app.model.strings import text
 from tests.helpers import press, wait_for_source
 
 pytestmark = pytest.mark.browser

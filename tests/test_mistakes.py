@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import core
-from app.state import ExplorerState
+from app.model import core
+from app.model.state import ExplorerState
 from components.distance import samples_data
 from components.ladder import WavelengthLadder, heatmap_codes, heatmap_data, ladder_data
 from components.lesson.mistakes import CommonMistakes

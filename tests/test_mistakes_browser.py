@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from app import core
+from app.model import core
 from tests.helpers import wait_for_source, wait_until
 
 pytestmark = pytest.mark.browser
@@ -97,7 +97,7 @@ def test_the_heatmaps_hover_names_each_columns_pair_and_function(page):
     # The hover's own code, run in Chromium for every column of every layout, against the bugs' formulas:
     # pair i's columns are (2i, 2i+1), or (i, d/2 + i) with every sine first; a sine on column 2i, on the
     # first half, or on every column when the cosines are gone.
-    from app.state import ExplorerState
+    from app.model.state import ExplorerState
     from components.ladder import WavelengthLadder
 
     state = ExplorerState(lang="en", d_model=8, T=24)

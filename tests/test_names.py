@@ -11,8 +11,8 @@ from bokeh.document import Document
 from bokeh.models import ColumnDataSource, Plot
 
 from app.lesson import SECTIONS
+from app.model.state import ExplorerState
 from app.pages import VIEWS
-from app.state import ExplorerState
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 LISTED = set(re.findall(r"`([a-z_]+)`", README))

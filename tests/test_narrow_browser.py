@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from app.lesson import SECTIONS
+from app.model.strings import text
 from app.pages import VIEWS
-from app.strings import text
 from components.theme import TITLE_SIZE
 from tests.helpers import figure_count, plots_drawn, wait_until
 

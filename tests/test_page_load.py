@@ -17,8 +17,9 @@ from bokeh.models import Spacer
 from panel.io.state import set_curdoc
 
 from app import pages
-from app.strings import text
-from components.theme import FIND_BY_ID_JS, LiveHTML
+from app.model.strings import text
+from components.theme import FIND_BY_ID_JS
+from components.widgets import LiveHTML
 from tests.helpers import press, wait_for_source, wait_until, with_address
 
 LESSON = {"lang": "en", "d_model": "32", "T": "24", "base": "10000", "pair": "0", "pos": "0", "k": "3"}

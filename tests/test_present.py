@@ -11,8 +11,9 @@ from bokeh.document import Document
 from bokeh.models import ColumnDataSource, Legend, Plot
 from bokeh.models.glyph import Glyph
 
-from app.state import SPEEDS, ExplorerState
-from app.strings import text
+from app.model.state import SPEEDS, ExplorerState
+from app.model.strings import text
+from components import widgets
 from components.animation import Animation
 from components.clocks import PairClocks
 from components.figure_theme import DARK_BACKGROUND, FigureStyler, dark_color, present_font_size
@@ -303,19 +304,18 @@ def test_a_fit_made_in_one_message_is_not_taken_for_a_view_sizing_its_figure():
     gave 1020 px instead of 900."""
     from panel.io.state import set_curdoc
 
-    from app import fastsync
     plot, styler = presented(width=620, height=600, sizing_mode="fixed")
     # As a served session whose browser holds the document (Panel's hold drops the changes otherwise).
     pn.state._connected[plot.document] = True
     pn.state._thread_id_[plot.document] = threading.get_ident()
     with set_curdoc(plot.document):
-        with fastsync.one_message():
+        with widgets.one_message():
             styler.fit(1280, 720)
         assert (plot.width, plot.height) == (703, 680)
-        with fastsync.one_message():
+        with widgets.one_message():
             styler.fit(1920, 1080)
         assert (plot.width, plot.height) == (930, 900)
-        with fastsync.one_message():  # a view's own size, in a step, is still its reading size
+        with widgets.one_message():  # a view's own size, in a step, is still its reading size
             plot.height = 500
         assert (plot.width, plot.height) == (930, 750)
     pn.state._connected.pop(plot.document, None)

@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import expect
 
 from app.lesson import SECTIONS
-from app.prose import section_prose
-from app.strings import text
+from app.model.prose import section_prose
+from app.model.strings import text
 from components.figure_theme import DARK_BACKGROUND
 from components.prose import MIN_FIT
 from tests.helpers import model_property, plots_drawn, slider_handle, wait_until

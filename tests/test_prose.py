@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.lesson import SECTIONS
-from app.prose import PROSE_DIR, parse, render, section_prose, sections_with_prose
-from app.state import LANGUAGES, ExplorerState
-from app.strings import TABLES
+from app.model.prose import PROSE_DIR, parse, render, section_prose, sections_with_prose
+from app.model.state import LANGUAGES, ExplorerState
+from app.model.strings import TABLES
 
 SLUGS = list(SECTIONS)
 
@@ -134,7 +134,7 @@ def test_no_live_count_stands_before_a_plural_noun(lang):
 def test_punctuation_after_a_formula_stays_on_its_line():
     """KaTeX's boxes let the browser break between a formula and the full stop after it (". Each step of pos"
     opened a line at 1920 px on /hands)."""
-    from app.prose import render
+    from app.model.prose import render
 
     html = render(r"and $\cos 0 = 1$. Each step, $x$, then $y$ alone").html
     assert '<span class="pe-glue"><span class="math inline">\\cos 0 = 1</span>.</span>' in html
@@ -145,6 +145,6 @@ def test_punctuation_after_a_formula_stays_on_its_line():
 
 
 def test_a_percent_sign_stays_with_its_live_number():
-    from app.prose import render
+    from app.model.prose import render
 
     assert '<span class="pe-num" data-key="share"></span>\u00a0%' in render("it is {{share}} %.").html

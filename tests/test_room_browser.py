@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from app.prose import section_prose
-from app.strings import text
+from app.model.prose import section_prose
+from app.model.strings import text
 from components.theme import FIND_BY_ID_JS
 from tests.helpers import model_property, plots_drawn, press, source_data, wait_for_source, wait_until
 

@@ -1,4 +1,4 @@
-"""app.rooms and the room box without a browser: ids, secrets, coalescing, the buses, who may drive."""
+"""components.roombus and the room box without a browser: ids, secrets, coalescing, the buses, who may drive."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import xml.etree.ElementTree as ET
 import pytest
 from tornado.ioloop import IOLoop
 
-from app import rooms
+from app.model.state import ExplorerState
+from app.model.strings import text
 from app.room_routes import qr_svg
-from app.state import ExplorerState
-from app.strings import text
+from components import roombus as rooms
 from components.room import RoomBox, public_origin
 from tests.servers import redis_server
 
@@ -274,7 +274,7 @@ def test_redis_bus_carries_a_room_across_buses():
 
 
 def test_the_internals_the_backlog_check_reads_are_there():
-    """app.rooms.websocket_backlog reads Bokeh's and tornado's internals; a version that moved them fails here."""
+    """components.roombus.websocket_backlog reads Bokeh's and tornado's internals; a version that moved them fails."""
     import inspect
 
     import tornado.iostream

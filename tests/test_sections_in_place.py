@@ -21,7 +21,8 @@ from panel.io.state import set_curdoc
 
 from app import fastsync
 from app.lesson import SECTIONS
-from app.state import URL_PARAMETERS, ExplorerState
+from app.model.state import URL_PARAMETERS, ExplorerState
+from components import widgets
 from tests.helpers import served_like
 
 START = {"lang": "en", "d_model": 32, "T": 24, "base": 10_000, "pair": 3, "pos": 5, "k": 3}
@@ -99,7 +100,7 @@ def test_a_section_moved_by_each_change_shows_what_a_fresh_one_shows(slug):
         state = ExplorerState(**START)
         doc = built(slug, state)
         for name, value in steps:
-            with set_curdoc(doc), fastsync.one_message():  # as a slider step is applied
+            with set_curdoc(doc), widgets.one_message():  # as a slider step is applied
                 setattr(state, name, value)
         moved = shown(doc)
         final = {name: getattr(state, name) for name in URL_PARAMETERS}
@@ -123,7 +124,7 @@ def test_a_section_offers_play_exactly_when_pos_or_k_moves_something_in_it(slug)
     doc = built(slug, state)
     before = shown(doc)
     for name, value in (("pos", 9), ("k", -4)):
-        with set_curdoc(doc), fastsync.one_message():
+        with set_curdoc(doc), widgets.one_message():
             setattr(state, name, value)
     after = shown(doc)
     moved = sorted(model for model in after if model != "address_bar" and not same(before.get(model), after[model]))

@@ -25,13 +25,13 @@ from bokeh.util.token import generate_jwt_token, generate_session_id
 from tornado.httpclient import HTTPClientError, HTTPRequest
 from tornado.websocket import websocket_connect
 
+from app.model.state import ExplorerState
 from app.server import free_port, serving
-from app.state import ExplorerState
 from bench.protocol import BokehClient
 from tests.helpers import run_coroutine, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
-#: A line of app/core.py that no page or static file carries.
+#: A line of app/model/core/ that no page or static file carries.
 SECRET = b"__all__"
 
 
@@ -121,7 +121,7 @@ def get(url: str, raw_path: str) -> tuple[int, bytes]:
 
 @pytest.mark.parametrize("path", [
     "/admin", "/admin/", "/debug", "/__debug__", "/autoreload", "/autoload.js/../admin", "/api", "/metrics",
-    "/panel-preview", "/livereload", "/.git/config", "/app/core.py", "/app", "/components", "/tests",
+    "/panel-preview", "/livereload", "/.git/config", "/app/model/core/", "/app", "/components", "/tests",
 ])
 def test_no_admin_debug_or_source_endpoint(server, path):
     url, _ = server
@@ -131,12 +131,12 @@ def test_no_admin_debug_or_source_endpoint(server, path):
 
 
 @pytest.mark.parametrize("path", [
-    "/static/../app/core.py", "/assets/../app/core.py", "/assets/../../app/core.py",
-    "/assets/%2e%2e/app/core.py", "/assets/%2e%2e%2fapp%2fcore.py", "/assets/..%2fapp%2fcore.py",
+    "/static/../app/model/core/", "/assets/../app/model/core/", "/assets/../../app/model/core/",
+    "/assets/%2e%2e/app/model/core/", "/assets/%2e%2e%2fapp%2fcore.py", "/assets/..%2fapp%2fcore.py",
     "/assets/%252e%252e%252fapp%252fcore.py", "/static/%2e%2e%2f%2e%2e%2fapp%2fcore.py",
-    "/assets/....//app/core.py", "/assets/..\\app\\core.py", "/assets/%2e%2e%5capp%5ccore.py",
-    "/static/extensions/panel/../../../../app/core.py", "/assets//work/../app/core.py",
-    "/assets/%c0%ae%c0%ae/app/core.py", "/static/js/../../../../../../etc/passwd",
+    "/assets/....//app/model/core/", "/assets/..\\app\\core.py", "/assets/%2e%2e%5capp%5ccore.py",
+    "/static/extensions/panel/../../../../app/model/core/", "/assets//work/../app/model/core/",
+    "/assets/%c0%ae%c0%ae/app/model/core/", "/static/js/../../../../../../etc/passwd",
 ])
 def test_no_path_leaves_the_static_folders(server, path):
     url, _ = server

@@ -1,4 +1,4 @@
-"""The base slider's title (``app.fastsync.FastDiscreteSlider`` with ``components.theme.SliderTitle``): it
+"""The base slider's title (``components.widgets.FastDiscreteSlider`` with ``components.widgets.SliderTitle``): it
 follows a key press in the page without a Bokeh ``Div`` (whose every text change lays the page out
 again), and the handle keeps its accessible name."""
 
@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from app.state import BASES
-from app.strings import text
+from app.model.state import BASES
+from app.model.strings import text
 from tests.helpers import model_property, plots_drawn, wait_until
 
 pytestmark = pytest.mark.browser

@@ -74,7 +74,7 @@ def test_a_size_step_resends_no_unchanged_column_of_the_sampled_scores(name, val
     from panel.io.state import set_curdoc
 
     from app.lesson import SECTIONS
-    from app.state import ExplorerState
+    from app.model.state import ExplorerState
     from components.distance import ScoreCurve
 
     watched_names = {"distance", "distance_samples", "simpler_ratio", "simpler_raw_share", "simpler_learned_scores",

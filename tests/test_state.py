@@ -1,4 +1,4 @@
-"""app.state without a browser: defaults, the bounds that follow the sizes,
+"""app.model.state without a browser: defaults, the bounds that follow the sizes,
 clamping seen by watchers, presets, and reading a hostile query string."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.state import (
+from app.model.state import (
     BASES,
     CONTROL_NAMES,
     D_MODEL_MAX,
@@ -598,7 +598,7 @@ def test_controls_say_what_the_page_shows_and_stay_out_of_the_query_when_empty()
     everything = ExplorerState()
     assert all(everything.shows(name) for name in ("k", "T", "play")) and "controls" not in everything.query()
     assert not any(ExplorerState(controls="none").shows(name) for name in ("k", "play"))
-# --- follow (a teacher's room; app.rooms) -------------------------------------------------------
+# --- follow (a teacher's room; components.roombus) -------------------------------------------------------
 
 @pytest.mark.parametrize(("given", "used"), [
     ("k3m9qz", "k3m9qz"), (" K3M9QZ ", "k3m9qz"), ("", ""), ("   ", ""),
@@ -688,7 +688,7 @@ def test_a_fractional_odd_reserve_gets_one_notice_with_the_value_used():
 
 @pytest.mark.parametrize(("given", "used"), [("\u22123", -3), (" \u22122 ", -2), ("-1", -1), ("\u2212", None)])
 def test_a_number_copied_from_the_page_reads_its_minus_sign(given, used):
-    """The page prints −3 with U+2212 (app.strings.minus_sign); pasted into an address it is −3, not junk."""
+    """The page prints −3 with U+2212 (app.model.strings.minus_sign); pasted into an address it is −3, not junk."""
     values, notices = parse_query({"T": "24", "pos": "10", "k": given})
     if used is None:
         assert [n.reason for n in notices] == ["not_a_number"]

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.state import Notice, parse_query
-from app.strings import EN, ES, TABLES, minus_sign, positions, text
+from app.model.state import Notice, parse_query
+from app.model.strings import EN, ES, TABLES, minus_sign, positions, text
 from components.notices import ECHO_LIMIT, notice_html
 
 REASONS = ("not_a_number", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut", "repeated")
@@ -198,8 +198,8 @@ def test_no_parameter_docstring_reaches_a_page_as_a_tooltip():
     from bokeh.document import Document
 
     from app.lesson import SECTIONS
+    from app.model.state import ExplorerState
     from app.pages import VIEWS
-    from app.state import ExplorerState
     from components.animation import animation_for
 
     state = ExplorerState(lang="es")
@@ -220,7 +220,7 @@ def test_printed_negative_numbers_in_notices_and_descriptions_carry_a_minus_sign
 
     _, notices = parse_query({"k": "-500"})
     assert notice_line("en", notices[0]) == "k = -500 is out of range; using \u221223."
-    from app.state import ExplorerState
+    from app.model.state import ExplorerState
 
     assert ScoreAsClocks(ExplorerState(lang="en", k=-23)).describe().startswith("S(\u221223) = ")
     assert "S(\u22125) = " in GramMatrix(ExplorerState(lang="es", k=-5)).describe()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.strings import text
+from app.model.strings import text
 from tests.helpers import after_two_frames, plots_drawn, press, source_data, wait_for_source, wait_until
 
 QUERY = "lang=en&d_model=32&T=24&base=10000&pair=0&pos=0&k=3"

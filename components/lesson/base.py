@@ -11,14 +11,15 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
-from app.prose import SectionProse, section_prose
-from app.state import ExplorerState
-from app.strings import minus_sign, text
+from app.model.prose import SectionProse, section_prose
+from app.model.state import ExplorerState
+from app.model.strings import minus_sign, text
 from components.controls import Controls
 from components.describe import Description
 from components.mistake_note import MistakeNote
 from components.prose import Prose
-from components.theme import NOTE_CSS, LiveHTML
+from components.theme import NOTE_CSS
+from components.widgets import LiveHTML
 
 _DEFAULT_NAME = re.compile(r"^[A-Z][A-Za-z]*\d{5}$")
 
@@ -159,7 +160,7 @@ class LessonSection(pn.viewable.Viewer):
         """What the section's main figure shows now, in a sentence in the page's language (its text alternative).
 
         The default names the current value of each of the section's controls; a section overrides it
-        with what its main figure says (numbers from ``app.core``). An empty sentence: no description.
+        with what its main figure says (numbers from ``app.model.core``). An empty sentence: no description.
         """
         s = self.state
         values = []

@@ -24,21 +24,13 @@ import param
 from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, Label, LabelSet, Range1d, Span
 from bokeh.plotting import figure
 
-from app import core
-from app.strings import number, text
+from app.model import core
+from app.model.strings import number, text
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import (
-    COLORS,
-    LABEL_SIZE,
-    MOVING,
-    WIDGET_STYLESHEET,
-    WRAP,
-    html_pane,
-    named_once,
-    style_figure,
-)
+from components.stylesheets import WIDGET_STYLESHEET
+from components.theme import COLORS, LABEL_SIZE, MOVING, WRAP, html_pane, named_once, style_figure
 
 #: Dials drawn at most; more chosen pairs are sampled evenly (first and last always shown).
 MAX_DIALS = 16

@@ -30,12 +30,13 @@ from bokeh.models import ColorBar, ColumnDataSource, CustomJSTransform, HoverToo
 from bokeh.plotting import figure
 from bokeh.transform import dodge
 
-from app import core
-from app.strings import minus_sign, number, text
+from app.model import core
+from app.model.strings import minus_sign, number, text
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, LiveHTML, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, style_figure
+from components.widgets import LiveHTML
 
 #: Positions drawn along each side of the image at most (256 × 256 float32: 256 kB).
 MOST_POSITIONS = 256

@@ -6,8 +6,8 @@ import math
 
 import panel as pn
 
-from app import core
-from app.strings import number, significant, text
+from app.model import core
+from app.model.strings import number, significant, text
 from components.clocks import PairClocks
 from components.lesson.base import LessonSection
 

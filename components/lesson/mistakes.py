@@ -16,8 +16,8 @@ import param
 from bokeh.models import ColumnDataSource, Range1d
 from bokeh.plotting import figure
 
-from app import core
-from app.strings import number, text
+from app.model import core
+from app.model.strings import number, text
 from components.checks import LiveChecks
 from components.distance import ScoreCurve
 from components.ladder import WavelengthLadder

@@ -35,13 +35,15 @@ from bokeh.models import ColumnDataSource, FixedTicker, Legend, LegendItem, Rang
 from bokeh.plotting import figure
 from bokeh.transform import dodge
 
-from app import core
-from app.state import Notice, sentence_cut
-from app.strings import number, text
+from app.model import core
+from app.model.state import Notice, sentence_cut
+from app.model.strings import number, text
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
 from components.notices import notice_line
-from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, html_pane, style_figure
+from components.stylesheets import WIDGET_STYLESHEET
+from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, html_pane, style_figure
+from components.widgets import LiveHTML
 
 #: The example sentences: keys of the string table, each an original and its reordering.
 PRESETS = ("order_lesson", "order_preset_2", "order_preset_3")
@@ -169,7 +171,7 @@ class OrderIsMeaning(LessonSection):
         self.shuffle_button = pn.widgets.Button(label=text(lang, "order_shuffle"), color="primary",
                                                 stylesheets=[WIDGET_STYLESHEET])
         self.shuffle_button.on_click(lambda _event: self.shuffle())
-        #: The notice of the last sentence typed that was cut to fit (``app.state.sentence_cut``).
+        #: The notice of the last sentence typed that was cut to fit (``app.model.state.sentence_cut``).
         self._cut: Notice | None = None
         self._readout_text = ""
         state.param.watch(self._note_cut, "sentence")

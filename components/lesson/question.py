@@ -1,8 +1,8 @@
 """Lesson section 10, «an open question»: the position is added to a word once, before any attention.
 
 One small figure sets the question up: for one word, the bars of a stand-in
-embedding ``e`` (seeded, ``app.core.seeded_word_vector``), of ``PE_pos`` and of
-their sum ``x = e + PE_pos`` (``app.core.add_position``), one bar per
+embedding ``e`` (seeded, ``app.model.core.seeded_word_vector``), of ``PE_pos`` and of
+their sum ``x = e + PE_pos`` (``app.model.core.add_position``), one bar per
 coordinate. Moving ``pos`` moves the last two rows and never the first. The
 passage then asks the second lesson's closing question and points to the
 section that takes it up (``rope``): its anchor on ``/``, its own route when
@@ -19,8 +19,8 @@ import param
 from bokeh.models import ColumnDataSource, Range1d
 from bokeh.plotting import figure
 
-from app import core
-from app.strings import number, text
+from app.model import core
+from app.model.strings import number, text
 from components.lesson.base import LessonSection
 from components.links import StateLinks
 from components.sources import send_changes

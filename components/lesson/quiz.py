@@ -18,11 +18,12 @@ import math
 import panel as pn
 import param
 
-from app import core
-from app.strings import text
+from app.model import core
+from app.model.strings import text
 from components.lesson.base import LessonSection
 from components.plainjs import PlainJSComponent
-from components.theme import STYLESHEET, LiveHTML
+from components.stylesheets import STYLESHEET
+from components.widgets import LiveHTML
 
 #: The fixed questions: the keys of their options in display order, and the index of the right one.
 #: Question 3 is built from d_model (``self_score_options``).

@@ -30,13 +30,14 @@ import param
 from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, Range1d
 from bokeh.plotting import figure
 
-from app import core
-from app.strings import number, positions, text
+from app.model import core
+from app.model.strings import number, positions, text
 from components.figure_theme import PRESENT_FONT_SCALE
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, LiveHTML, readout, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, readout, style_figure
+from components.widgets import LiveHTML
 
 #: Positions along each side of the two score matrices at most (64 × 64 cells each).
 MOST_POSITIONS = 64

@@ -25,13 +25,14 @@ import param
 from bokeh.models import ColumnDataSource, FactorRange, Range1d, Span
 from bokeh.plotting import figure
 
-from app import core
-from app.strings import minus_sign, number, positions, text
+from app.model import core
+from app.model.strings import minus_sign, number, positions, text
 from components.distance import ScoreCurve
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, LiveHTML, readout, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, readout, style_figure
+from components.widgets import LiveHTML
 
 #: One colour per term, and the axis says which term each bar is (colour is only a help).
 TERM_COLORS = {"ee": COLORS["bar"], "ep": COLORS["pos"], "pe": COLORS["target"], "pp": COLORS["selected"]}

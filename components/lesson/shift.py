@@ -23,13 +23,14 @@ import param
 from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, Range1d
 from bokeh.plotting import figure
 
-from app import core
-from app.strings import significant, text
+from app.model import core
+from app.model.strings import significant, text
 from components.checks import LiveChecks
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, MOVING, NOTE_CSS, TICK_SIZE, LiveHTML, style_figure
+from components.theme import COLORS, MOVING, NOTE_CSS, TICK_SIZE, style_figure
+from components.widgets import LiveHTML
 
 #: Rows and columns of M_k drawn at most: its top-left corner beyond (32 pairs).
 MATRIX_SIZE = 64

@@ -31,15 +31,16 @@ from bokeh.models import BoxAnnotation, ColumnDataSource, Legend, LegendItem, Ra
 from bokeh.plotting import figure
 from bokeh.transform import factor_cmap, factor_mark
 
-from app import core
-from app.fastsync import FastIntSlider
-from app.state import T_MAX
-from app.strings import number, percent, positions, text
+from app.model import core
+from app.model.state import T_MAX
+from app.model.strings import number, percent, positions, text
 from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sample_columns
 from components.legend import LegendRows, detach_legends
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, WIDGET_STYLESHEET, LiveHTML, style_figure
+from components.stylesheets import WIDGET_STYLESHEET
+from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, style_figure
+from components.widgets import FastIntSlider, LiveHTML
 
 #: The lesson's position for the raw number: "at position 300 that coordinate is 300".
 LESSON_POS = 300

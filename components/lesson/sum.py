@@ -28,8 +28,8 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from app import core
-from app.strings import number, text
+from app.model import core
+from app.model.strings import number, text
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
 from components.sources import send_changes

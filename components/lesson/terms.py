@@ -45,11 +45,12 @@ from bokeh.models import (
 from bokeh.plotting import figure
 from bokeh.transform import transform
 
-from app import core
-from app.strings import minus_sign, number, text
+from app.model import core
+from app.model.strings import minus_sign, number, text
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, MOVING, LiveHTML, style_figure
+from components.theme import COLORS, MOVING, style_figure
+from components.widgets import LiveHTML
 
 #: Rows drawn at most: one per pair up to d_model = 64, bands of pairs beyond.
 MOST_ROWS = 32

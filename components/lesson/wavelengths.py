@@ -6,8 +6,8 @@ import math
 
 import panel as pn
 
-from app import core
-from app.strings import number, text
+from app.model import core
+from app.model.strings import number, text
 from components.ladder import WavelengthLadder
 from components.lesson.base import LessonSection
 

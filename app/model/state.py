@@ -13,7 +13,7 @@ parsed into it. The constraints between parameters live here and nowhere else:
   last pair keeps reaching it when d_model changes);
 * ``reserve`` (coordinates kept for position under concatenation) is even,
   0 .. d_model, and keeps its share of d_model when d_model changes;
-* ``mistake`` is one of ``app.core.MISTAKES`` ("none", the correct encoding, by default);
+* ``mistake`` is one of ``app.model.core.MISTAKES`` ("none", the correct encoding, by default);
 * ``sentence`` has at most ``MAX_WORDS`` words of at most ``MAX_WORD_LENGTH``
   characters ("" means the lesson's sentence in the page's language).
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 
 import param
 
-from app.core import MISTAKES
+from app.model.core import MISTAKES
 
 D_MODEL_MAX = 1024
 T_MAX = 2048
@@ -78,7 +78,7 @@ TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off")
 #: Following a teacher's room.
 ROOM_PARAMETERS: tuple[str, ...] = ("follow",)
-#: A room id: six characters without look-alikes (see app.rooms, which makes them).
+#: A room id: six characters without look-alikes (see components.roombus, which makes them).
 ROOM_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 ROOM_ID_LENGTH = 6
 URL_PARAMETERS = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, *PAGE_PARAMETERS, *ROOM_PARAMETERS, "lang")
@@ -113,12 +113,12 @@ class ExplorerState(param.Parameterized):
         "Coordinates kept for position if PE were concatenated instead of summed."))
     sentence = param.String(default="", doc="The sentence of the first section; empty: the lesson's.")
     mistake = param.Selector(default="none", objects=list(MISTAKES), doc=(
-        "A published bug applied to the table the views draw (app.core.mistake_columns); 'none' is the encoding."))
+        "A published bug applied to the table the views draw (core.mistake_columns); 'none' is the encoding."))
     lang = param.Selector(default="es", objects=list(LANGUAGES), doc="Language of the interface.")
     controls = param.String(default="", doc=(
         "Which controls the page shows, comma separated (CONTROL_NAMES, or 'none'); empty: all of them."))
     follow = param.String(default="", doc=(
-        "The room whose teacher this page follows (app.rooms); empty: none. Never part of what a room sends."))
+        "The room whose teacher this page follows (components.roombus); empty: none. Never part of what a room sends."))
     present = param.Boolean(default=False, doc="Presentation mode: one section or view at a time, large type.")
     slide = param.String(default="", doc="The section or view shown in presentation mode; empty: the page's first.")
     theme = param.Selector(default="light", objects=list(THEMES), doc="Light or dark high-contrast colours.")
@@ -448,7 +448,7 @@ def valid_room_id(text: object) -> bool:
 
 def _to_float(text: str) -> float | None:
     try:
-        # The page prints negative numbers with U+2212 MINUS SIGN (app.strings.minus_sign): one copied
+        # The page prints negative numbers with U+2212 MINUS SIGN (app.model.strings.minus_sign): one copied
         # from it into an address is read as the number it shows.
         number = float(text.replace("\u2212", "-"))
     except ValueError:

@@ -46,12 +46,12 @@ from typing import Protocol
 from tornado.ioloop import IOLoop
 
 # Room ids have six characters without look-alikes (0/o, 1/l/i), easy to read off a projector.
-from app.state import ROOM_ALPHABET, ROOM_ID_LENGTH, valid_room_id
+from app.model.state import ROOM_ALPHABET, ROOM_ID_LENGTH, valid_room_id
 
 __all__ = ["ROOM_ALPHABET", "ROOM_ID_LENGTH", "Bus", "Follower", "LocalBus", "RedisBus", "bus", "create_room",
            "valid_room_id"]
 
-log = logging.getLogger("app.rooms")
+log = logging.getLogger("components.roombus")
 
 #: A room (its secret hash and latest state) lives this long after its last move, in seconds.
 ROOM_TTL_S = 12 * 3600

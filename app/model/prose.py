@@ -1,4 +1,4 @@
-"""The lesson's text: one Markdown file per section and language, under ``app/prose/<lang>/``.
+"""The lesson's text: one Markdown file per section and language, under ``app/model/prose/<lang>/``.
 
 A teacher corrects a sentence there without reading Python. What a file may hold:
 

@@ -9,7 +9,7 @@ from functools import partial
 from bokeh.document import Document
 from panel.io.state import set_curdoc
 
-from app.fastsync import one_message
+from components.widgets import one_message
 
 _log = logging.getLogger(__name__)
 

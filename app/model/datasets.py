@@ -1,0 +1,168 @@
+"""The numbers behind every figure, as tables: what a CSV download holds (served by ``app.data_routes``).
+
+Each table is computed by ``app.model.core`` from a state at full precision (``%.17g``: every float64 read
+back exactly), and its file name says the parameters it was made with (``encoding_d32_T24_base10000.csv``).
+Tables are the whole thing, not the sampled picture (the heatmap of a 2048 x 1024 table draws every 4th row;
+its CSV has all 2048).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.model import core
+from app.model.state import ExplorerState, parse_query
+
+
+@dataclass(frozen=True)
+class Table:
+    """A CSV table: column names and the rows as a 2-D float array (or a list of lists)."""
+
+    header: list[str]
+    rows: np.ndarray
+
+
+def _encoding(s: ExplorerState) -> Table:
+    pe = core.encoding(s.T, s.d_model, s.base, mistake=s.mistake)
+    return Table(["pos", *(f"PE_{j}" for j in range(s.d_model))], np.column_stack([np.arange(s.T), pe]))
+
+
+def _wavelengths(s: ExplorerState) -> Table:
+    pairs = np.arange(s.d_model // 2)
+    return Table(["pair", "frequency", "wavelength"],
+                 np.column_stack([pairs, core.frequencies(s.d_model, s.base), core.wavelengths(s.d_model, s.base)]))
+
+
+def _scores(s: ExplorerState) -> Table:
+    k = np.arange(-(s.T - 1), s.T)
+    return Table(["k", "score"], np.column_stack([k, core.relative_scores(k, s.d_model, s.base)]))
+
+
+def _clocks(s: ExplorerState) -> Table:
+    pairs = np.arange(s.d_model // 2)
+    rows = core.encoding_rows([s.pos, s.pos + s.k], s.d_model, s.base)
+    return Table(["pair", "frequency", "pos_sin", "pos_cos", "target_sin", "target_cos"],
+                 np.column_stack([pairs, core.frequencies(s.d_model, s.base), rows[0, 0::2], rows[0, 1::2],
+                                  rows[1, 0::2], rows[1, 1::2]]))
+
+
+def _rotation(s: ExplorerState) -> Table:
+    m = core.rotation(s.k, s.d_model, s.base)
+    return Table(["row", *(f"M_{j}" for j in range(s.d_model))], np.column_stack([np.arange(s.d_model), m]))
+
+
+def _fingerprint(s: ExplorerState) -> Table:
+    q = np.arange(s.T)
+    distances = core.fingerprint_distances(s.pos, s.T, s.d_model, s.base, s.pairs_from, s.pairs_to)
+    return Table(["q", "distance"], np.column_stack([q, distances]))
+
+
+def _terms(s: ExplorerState) -> Table:
+    k = np.arange(-(s.T - 1), s.T)
+    terms = core.score_terms(k, s.d_model, s.base)
+    return Table(["k", *(f"pair_{i}" for i in range(s.d_model // 2)), "score"],
+                 np.column_stack([k, terms, terms.sum(axis=1)]))
+
+
+def _gram(s: ExplorerState) -> Table:
+    g = core.gram(s.T, s.d_model, s.base)
+    return Table(["pos", *(f"q_{j}" for j in range(s.T))], np.column_stack([np.arange(s.T), g]))
+
+
+def _sum(s: ExplorerState) -> Table:
+    k = np.arange(-(s.T - 1), s.T)
+    return Table(["k", "sum_score", "concat_score"],
+                 np.column_stack([k, core.relative_scores(k, s.d_model, s.base),
+                                  core.concatenated_scores(k, s.reserve, s.base)]))
+
+
+def _norms(s: ExplorerState) -> Table:
+    return Table(["pos", "norm"], np.column_stack([np.arange(s.T), core.row_norms(s.T, s.d_model, s.base, s.mistake)]))
+
+
+def _qk_terms(s: ExplorerState) -> Table:
+    target = min(max(s.pos + s.k, 0), s.T - 1)
+    values = core.qk_terms(s.pos, target, s.T, s.d_model, heads=s.heads, base=s.base)
+    return Table(["m", "n", "ee", "ep", "pe", "pp"], np.array([[s.pos, target, *values]]))
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One downloadable table: how to make it and which parameters its file name names."""
+
+    make: Callable[[ExplorerState], Table]
+    names: tuple[str, ...]
+
+
+DATASETS: dict[str, Dataset] = {
+    "encoding": Dataset(_encoding, ("d_model", "T", "base", "mistake")),
+    "wavelengths": Dataset(_wavelengths, ("d_model", "base")),
+    "clocks": Dataset(_clocks, ("d_model", "base", "pos", "k")),
+    "scores": Dataset(_scores, ("d_model", "T", "base")),
+    "rotation": Dataset(_rotation, ("d_model", "base", "k")),
+    "fingerprint": Dataset(_fingerprint, ("d_model", "T", "base", "pos", "pairs_from", "pairs_to")),
+    "qk_terms": Dataset(_qk_terms, ("d_model", "T", "base", "heads", "pos", "k")),
+    "sum": Dataset(_sum, ("d_model", "T", "base", "reserve")),
+    "terms": Dataset(_terms, ("d_model", "T", "base")),
+    "gram": Dataset(_gram, ("d_model", "T", "base")),
+    "norms": Dataset(_norms, ("d_model", "T", "base", "mistake")),
+}
+
+#: What each page offers: a view's or section's route -> its datasets ("/" and "/explore": all of theirs).
+PAGE_DATASETS: dict[str, tuple[str, ...]] = {
+    "ladder": ("encoding", "wavelengths"),
+    "clocks": ("clocks",),
+    "distance": ("scores",),
+    "checks": ("norms",),
+    "fingerprint": ("fingerprint",),
+    "wavelengths": ("encoding", "wavelengths"),
+    "hands": ("clocks",),
+    "shift": ("rotation",),
+    "score": ("qk_terms", "scores"),
+    "sum": ("sum",),
+    "terms": ("terms",),
+    "gram": ("gram",),
+    "mistakes": ("norms", "encoding"),
+    "explore": ("encoding", "wavelengths", "clocks", "scores", "norms"),
+    "": ("encoding", "wavelengths", "clocks", "rotation", "fingerprint", "qk_terms", "scores", "sum", "terms",
+         "gram", "norms"),
+}
+
+#: Short names of the parameters in file names.
+_SHORT = {"d_model": "d", "pairs_from": "from", "pairs_to": "to"}
+
+
+def file_name(name: str, state: ExplorerState) -> str:
+    """``<name>_<param><value>_….csv`` with the parameters of ``DATASETS[name]`` (``mistake`` only when set)."""
+    parts = [name]
+    for key in DATASETS[name].names:
+        value = getattr(state, key)
+        if key == "mistake" and value == "none":
+            continue
+        parts.append(f"{_SHORT.get(key, key)}{value}")
+    return "_".join(parts) + ".csv"
+
+
+def _number(value: float) -> str:
+    # Integers as integers (pos, k, pair); the rest as the shortest text that reads back exactly.
+    return str(int(value)) if float(value).is_integer() and abs(value) < 2**53 else repr(float(value))
+
+
+def csv_text(table: Table) -> str:
+    """The table as CSV: a header row, then one row per row of ``table.rows``, full precision."""
+    out = io.StringIO()
+    out.write(",".join(table.header) + "\n")
+    for row in np.asarray(table.rows, dtype=np.float64):
+        out.write(",".join(map(_number, row.tolist())) + "\n")
+    return out.getvalue()
+
+
+def table_for(name: str, args: dict[str, str]) -> tuple[str, str, list]:
+    """``(file name, CSV text, notices)`` for dataset ``name`` with a query's raw values."""
+    values, notices = parse_query(args)
+    state = ExplorerState(**values)
+    return file_name(name, state), csv_text(DATASETS[name].make(state)), notices
