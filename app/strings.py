@@ -424,6 +424,7 @@ ES: dict[str, str] = {
     "connection_lost": "Se ha perdido la conexión con el servidor: la página ya no se actualiza.",
     "connection_reload": "Recargar la página",
     "connection_hint": "La vista se conserva en la dirección.",
+    "connection_auto": "La página se recargará sola en cuanto el servidor vuelva a responder.",
     # accessibility
     "player_slower": "Más lento",
     "player_first": "Primera posición",
@@ -870,6 +871,7 @@ EN: dict[str, str] = {
     "connection_lost": "The connection to the server has been lost: the page no longer updates.",
     "connection_reload": "Reload the page",
     "connection_hint": "The view is kept in the address.",
+    "connection_auto": "The page reloads by itself as soon as the server answers again.",
     # accessibility
     "player_slower": "Slower",
     "player_first": "First position",
