@@ -96,26 +96,50 @@ def answers(url: str) -> bool:
 
 
 @contextmanager
-def run_local(procs: int = 2, redis_url: str = "", timeout: float = 120.0) -> Iterator[str]:
-    """``deploy/run-local`` with ``procs`` app processes (session stats on); yields nginx's base URL."""
+def run_local(procs: int = 2, redis_url: str = "", timeout: float = 120.0,
+              status_file: Path | None = None) -> Iterator[str]:
+    """``deploy/run-local`` with ``procs`` app processes (session stats on); yields nginx's base URL.
+
+    With ``status_file``, run-local keeps its children's pids and ports there (``run_local_status``)."""
     need("nginx")
     port = free_port()
     command = [sys.executable, str(ROOT / "deploy" / "run-local"), "--port", str(port), "--procs", str(procs)]
     if redis_url:
         command += ["--redis-url", redis_url]
+    if status_file is not None:
+        command += ["--status-file", str(status_file)]
     env = {**os.environ, "PE_SESSION_STATS": "1"}
     env.pop("PE_REDIS_URL", None)
     process = subprocess.Popen(command, cwd=ROOT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
-        while not answers(f"{url}/liveness"):
+        # The status file is written once every process answers, after nginx's first answer.
+        while not (answers(f"{url}/liveness") and (status_file is None or status_file.exists())):
             if time.monotonic() > deadline or process.poll() is not None:
                 raise RuntimeError(f"deploy/run-local did not answer on {url}")
             time.sleep(0.1)  # polling interval
         yield url
     finally:
         _stop(process, timeout=30)
+
+
+def run_local_status(path: Path) -> dict:
+    """run-local's ``--status-file``: ``{"apps": [{"pid", "port", "answering", "restarts", ...}], "nginx": {...}}``."""
+    return json.loads(path.read_text())
+
+
+def live_members(pgid: int) -> list[int]:
+    """The processes of group ``pgid`` that still run (zombies left to an init that does not reap them aside)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # it ended while we looked
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            found.append(int(stat.parent.name))
+    return found
 
 
 def sessions_of(url: str, cookie: str) -> dict:

@@ -2,13 +2,16 @@
 
 The lesson through nginx moves with its sliders and builds each session once; a teacher on one
 process drives followers on the other; a student's forged claim to drive is refused; a follower
-detaches and follows again.
+detaches and follows again; a follower whose process is killed comes back by itself, following.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import time
 from collections import Counter
 
 import pytest
@@ -16,16 +19,18 @@ import redis
 
 from app.model.strings import text
 from tests.helpers import model_property, press, source_data, wait_for_source, wait_until
-from tests.servers import get, keys_per_process, redis_server, run_local, sessions_of
+from tests.servers import get, keys_per_process, redis_server, run_local, run_local_status, sessions_of
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def stack():
-    """(nginx's URL, Redis's URL, {pid: cookie key}) for two app processes behind nginx, rooms through Redis."""
-    with redis_server() as redis_url, run_local(procs=2, redis_url=redis_url) as url:
-        yield url, redis_url, keys_per_process(url, 2)
+def stack(tmp_path_factory):
+    """(nginx's URL, Redis's URL, {pid: cookie key}, run-local's status file) for two app processes behind
+    nginx, rooms through Redis."""
+    status_file = tmp_path_factory.mktemp("run-local") / "status.json"
+    with redis_server() as redis_url, run_local(procs=2, redis_url=redis_url, status_file=status_file) as url:
+        yield url, redis_url, keys_per_process(url, 2), status_file
 
 
 def built(url: str, keys: dict[int, str]) -> Counter:
@@ -41,7 +46,7 @@ def new_page(browser, url: str, locale: str, key: str | None = None):
 
 
 def test_the_lesson_through_nginx_moves_and_each_session_is_built_once(browser, stack):
-    url, _redis_url, keys = stack
+    url, _redis_url, keys, _status_file = stack
     before = built(url, keys)
     pages = [new_page(browser, url, "en-US") for _ in range(3)]
     for page in pages:
@@ -63,7 +68,7 @@ def test_the_lesson_through_nginx_moves_and_each_session_is_built_once(browser, 
 
 
 def test_followers_on_the_other_process_follow_the_teacher(browser, stack):
-    url, redis_url, keys = stack
+    url, redis_url, keys, _status_file = stack
     (_, teacher_key), (_, student_key) = sorted(keys.items())
     teacher = new_page(browser, url, "en-US", teacher_key)
     teacher.goto(f"{url}/explore?lang=en")
@@ -113,4 +118,62 @@ def test_followers_on_the_other_process_follow_the_teacher(browser, stack):
     other.get_by_role("button", name=text("es", "room_follow")).click()
     wait_until(lambda: k_of(other) == 6, timeout=15, message="follow again did not jump to the teacher's state")
     for page in (teacher, *followers):
+        page.context.close()
+
+
+def reloaded(page) -> bool:
+    """Whether ``page`` is a new one (the marker set on the old one is gone)."""
+    try:
+        return page.evaluate("() => window.__pe_old_page === undefined")
+    except Exception:  # Playwright's error while the page navigates
+        return False
+
+
+def test_a_followers_process_killed_mid_lesson_its_page_comes_back_following_by_itself(browser, stack):
+    url, _redis_url, keys, status_file = stack
+    (_, teacher_key), (student_pid, student_key) = sorted(keys.items())
+    teacher = new_page(browser, url, "en-US", teacher_key)
+    teacher.goto(f"{url}/explore?lang=en")
+    wait_for_source(teacher, "distance_marker", timeout=30)
+    teacher.get_by_role("button", name=text("en", "room_start")).click()
+    link = wait_until(lambda: model_property(teacher, "room_link", "text"), message="no join link")
+    room = link.rsplit("=", 1)[1]
+    student = new_page(browser, url, "es-ES", student_key)
+    student.goto(link)
+    wait_for_source(student, "distance_marker", timeout=30)
+    following = text("es", "room_following", room=room)
+    wait_until(lambda: model_property(student, "room_box", "message") == following)
+
+    def k_of(page) -> int:
+        return int(source_data(page, "distance_marker")["k"][0])
+
+    k = k_of(teacher)
+    press(teacher, text("en", "k"), "ArrowRight", times=2)
+    wait_until(lambda: k_of(student) == k + 2, timeout=15, message="the follower did not follow k")
+    for page in (teacher, student):
+        page.evaluate("() => { window.__pe_old_page = true; }")
+
+    victim = next(app for app in run_local_status(status_file)["apps"] if app["pid"] == student_pid)
+    killed = time.monotonic()
+    os.kill(victim["pid"], signal.SIGKILL)
+    # Its page comes back by itself (served by the other process meanwhile, or by the restarted one) ...
+    wait_until(lambda: reloaded(student), timeout=30, interval=0.1,
+               message="the follower's page did not reload by itself")
+    wait_for_source(student, "distance_marker", timeout=30)
+    # ... following the room again, at the teacher's state, and in the student's own language.
+    wait_until(lambda: model_property(student, "room_box", "message") == following, timeout=20,
+               message="the reloaded page does not follow the room")
+    wait_until(lambda: k_of(student) == k + 2, timeout=15, message="the reloaded page lost the teacher's k")
+    assert student.evaluate("() => document.documentElement.lang") == "es"
+    print(f"the follower follows again {time.monotonic() - killed:.1f} s after its process was killed")
+    press(teacher, text("en", "k"), "ArrowRight")
+    wait_until(lambda: k_of(student) == k + 3, timeout=15, message="the reloaded page does not follow k")
+    # The teacher's page, on the other process, never lost its connection.
+    assert not reloaded(teacher)
+    assert not teacher.evaluate("() => window.__pe_connection_lost === true")
+    # And run-local started the killed process again.
+    wait_until(lambda: any(app["port"] == victim["port"] and app["pid"] not in (None, victim["pid"])
+                           and app["answering"] for app in run_local_status(status_file)["apps"]),
+               timeout=10, message="the killed app process was not started again")
+    for page in (teacher, student):
         page.context.close()

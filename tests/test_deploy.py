@@ -1,10 +1,14 @@
-"""deploy/ without a browser: the nginx configuration, the compose file, run-local's start and stop."""
+"""deploy/ without a browser: the nginx configuration, the compose file, run-local's start and stop, and
+run-local as a supervisor (a killed app process or nginx is started again, the others keep running)."""
 
 from __future__ import annotations
 
 import gzip
+import os
 import re
+import signal
 import subprocess
+import sys
 import tempfile
 import urllib.request
 from collections import Counter
@@ -12,8 +16,23 @@ from pathlib import Path
 
 import pytest
 
+from deploy import run_local as supervisor
 from deploy.nginx import render
-from tests.servers import ROOT, get, keys_per_process, need, run_local, sessions_of
+from tests.helpers import wait_until
+from tests.servers import (
+    ROOT,
+    answers,
+    get,
+    keys_per_process,
+    live_members,
+    need,
+    run_local,
+    run_local_status,
+    sessions_of,
+)
+
+#: The issue's bound: a killed process answers again (through its port and through nginx) within this.
+BACK_WITHIN_S = 10.0
 
 COMPOSE_RENDER = (["app1:5006", "app2:5006"], "80", "/tmp")
 
@@ -95,3 +114,98 @@ def test_run_local_spreads_sessions_serves_static_files_and_stops():
     # Stopped: nothing answers any more (run_local waited for run-local to end after SIGTERM).
     with pytest.raises(OSError):
         get(f"{url}/liveness", timeout=2)
+
+
+@pytest.fixture(scope="module")
+def supervised(tmp_path_factory):
+    """One run-local with two app processes for the kill tests: nginx's URL, its status file, and a cookie
+    key per app process's port (a restarted process keeps its port, hence its keys)."""
+    status_file = tmp_path_factory.mktemp("run-local") / "status.json"
+    with run_local(procs=2, status_file=status_file) as url:
+        by_pid = keys_per_process(url, 2)
+        apps = run_local_status(status_file)["apps"]
+        assert set(by_pid) == {app["pid"] for app in apps}
+        yield url, status_file, {app["port"]: f"pe_backend={by_pid[app['pid']]}" for app in apps}
+
+
+def test_run_local_starts_a_killed_app_process_again_and_leaves_the_others_running(supervised):
+    url, status_file, key_of = supervised
+    before = run_local_status(status_file)
+    victim, other = before["apps"]
+    nginx_pid = before["nginx"]["pid"]
+
+    os.kill(victim["pid"], signal.SIGKILL)
+
+    def back() -> int | None:
+        # The other process and nginx answer all along, with the same pids.
+        assert sessions_of(url, key_of[other["port"]])["pid"] == other["pid"]
+        status = run_local_status(status_file)
+        assert status["nginx"]["pid"] == nginx_pid and status["apps"][1] == other
+        new = status["apps"][0]
+        if new["pid"] in (None, victim["pid"]) or not new["answering"] \
+                or not answers(f"http://127.0.0.1:{victim['port']}/liveness"):
+            return None
+        # Through nginx only once its port answers: failed tries through nginx would count against it
+        # (max_fails) and keep nginx away from it for fail_timeout.
+        return new["pid"] if sessions_of(url, key_of[victim["port"]])["pid"] == new["pid"] else None
+
+    new_pid = wait_until(back, timeout=BACK_WITHIN_S, interval=0.1,
+                         message="the killed app process did not answer again through its port and nginx")
+    after = run_local_status(status_file)
+    assert after["apps"][0] == {**victim, "pid": new_pid, "restarts": victim["restarts"] + 1,
+                                "ends_in_a_row": 1, "answering": True}
+    assert after["apps"][1] == other and after["nginx"]["pid"] == nginx_pid
+    assert get(f"{url}/distance?lang=en", cookie=key_of[victim["port"]])[0] == 200
+
+
+def test_run_local_starts_a_killed_nginx_again_and_leaves_the_app_processes_running(supervised):
+    url, status_file, key_of = supervised
+    before = run_local_status(status_file)
+    apps, nginx = before["apps"], before["nginx"]
+    assert live_members(nginx["pid"]), "nginx's group is not where run-local says"
+
+    os.kill(nginx["pid"], signal.SIGKILL)
+
+    def back() -> bool:
+        for app in apps:  # the app processes answer all along
+            assert answers(f"http://127.0.0.1:{app['port']}/liveness"), app
+        status = run_local_status(status_file)
+        assert status["apps"] == apps
+        # The killed master's workers keep serving on the port unless run-local ends them: gone first.
+        return (status["nginx"]["pid"] not in (None, nginx["pid"]) and status["nginx"]["answering"]
+                and not live_members(nginx["pid"]) and answers(f"{url}/liveness"))
+
+    wait_until(back, timeout=BACK_WITHIN_S, interval=0.1, message="nginx did not answer again")
+    after = run_local_status(status_file)
+    assert after["nginx"]["restarts"] == nginx["restarts"] + 1 and after["apps"] == apps
+    for app in apps:  # each cookie key still reaches the process it reached before
+        assert sessions_of(url, key_of[app["port"]])["pid"] == app["pid"]
+
+
+def test_a_process_that_keeps_ending_is_started_again_with_doubling_capped_delays_and_a_warning(
+        monkeypatch, capsys, tmp_path):
+    # The policy at a hundredth of its time scale, on a real process that ends as soon as it starts.
+    monkeypatch.setattr(supervisor, "FIRST_DELAY_S", 0.02)
+    monkeypatch.setattr(supervisor, "MAX_DELAY_S", 0.08)
+    status_file = tmp_path / "status.json"
+    child = supervisor.Supervised("app process 1", 1, [sys.executable, "-c", "raise SystemExit(3)"],
+                                  "http://127.0.0.1:1/liveness")
+    child.start()
+    try:
+        def ended_six_times() -> bool:
+            supervisor.supervise_once(child, str(status_file), [child])
+            return child.ends_in_a_row >= 6
+
+        wait_until(ended_six_times, timeout=60, interval=0.01, message="the process was not started again")
+    finally:
+        if child.process is not None:
+            child.process.kill()
+            child.process.wait(10)
+    log = capsys.readouterr().err
+    delays = re.findall(r"app process 1 \(pid \d+, port 1\) ended with exit code 3; starting it again in ([\d.]+) s",
+                        log)
+    assert delays == ["0.02", "0.04", "0.08", "0.08", "0.08", "0.08"]
+    assert log.count("WARNING: app process 1 ended 5 times in a row without staying up 30 s; still starting it "
+                     "again, at most every 0.08 s") == 1
+    status = run_local_status(status_file)
+    assert status["apps"][0]["ends_in_a_row"] == 6 and status["apps"][0]["restarts"] == 5
