@@ -24,9 +24,20 @@ rebuild them; this module restyles the models a page already has:
   rows) is presented the same way.
 
 ``FigureStyler`` does it for a whole session: once for the page's first
-render, and again for every part a page adds later (a lesson section built
-when the reader comes near, ``/explore``'s later views), by listening to the
-document's changes of layout children. A model is restyled once.
+render, by listening to the document's changes (a new root, new children of a
+layout), and for a part shown later by whoever shows it (``restyle_part``). A
+model is restyled once.
+
+The document's change callbacks do not hear every change: once the browser has
+the page, Panel applies a layout's new children inside a hold and writes the
+held events to the browser itself (``panel.io.document.unlocked``), so neither
+``Document.on_change`` nor a model's ``on_change`` callbacks see them. A
+presented slide reached by Next or PageDown kept its reading size until a
+reload (issue 45): ``components.present.Presentation`` now passes each slide
+it shows to ``restyle_part``, in the same message as the slide. The parts that
+a reading page adds after its first draw (``components.lazy.LazyPart``,
+``app.pages.LaterViews`` and ``LaterParts``) do not call it yet: in the dark
+theme their figures stay light.
 """
 
 from __future__ import annotations
@@ -37,6 +48,7 @@ import weakref
 from dataclasses import dataclass, replace
 from weakref import WeakKeyDictionary, WeakSet
 
+import panel as pn
 from bokeh.colors import named
 from bokeh.core.property.vectorization import Field, Value
 from bokeh.document import Document
@@ -280,6 +292,19 @@ class FigureStyler:
                 self.reading[plot] = ReadingSize.of(plot)
                 self._size(plot)
         return count
+
+    def restyle_part(self, part: pn.viewable.Viewable) -> int:
+        """Restyle the figures of a Panel ``part`` not yet restyled (how many models), in place.
+
+        For a part put on a page that the browser already has (a slide): Panel sends it without the
+        document's change callbacks (see the module). Call it right after the part is put in its layout,
+        inside the same hold (``app.fastsync.one_message``): the new sizes and colours then leave in the
+        message that carries the part, and the browser never draws its figures at reading size. A figure
+        not yet on the page (Panel's update scheduled for later) is restyled all the same: the model Panel
+        sends is the figure itself.
+        """
+        figures = [pane.object for pane in part.select(pn.pane.Bokeh) if isinstance(pane.object, Model)]
+        return self.restyle([model for figure in figures for model in figure.references()])
 
     def fit(self, width: int, height: int) -> None:
         """Presentation mode: size every figure for a browser window of ``width`` × ``height`` px."""

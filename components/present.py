@@ -215,11 +215,16 @@ def page_switches(state: ExplorerState) -> PageSwitches:
                            else {"sizing_mode": "stretch_width", "min_width": 330}))
 
 
+def page_styler(state: ExplorerState) -> FigureStyler | None:
+    """The session's ``FigureStyler``, for the state's theme and presentation mode (``None`` without a session)."""
+    return style_figures(pn.state.curdoc, dark=state.theme == "dark", present=state.present)
+
+
 def page_look(state: ExplorerState, kind: str) -> PageLook:
     """The theme and presentation marks of the page, and its figures restyled (a ``PAGE_EXTRAS`` maker)."""
     # Panel's own design for the widgets (it also reads ?theme=dark, but not every spelling that ours accepts).
     pn.config.theme = "dark" if state.theme == "dark" else "default"
-    styler = style_figures(pn.state.curdoc, dark=state.theme == "dark", present=state.present)
+    styler = page_styler(state)
     if styler is not None:
         styler.restyle()
     return PageLook(styler, theme=state.theme, present=state.present, name="page_look", width=0, height=0, margin=0)
@@ -313,6 +318,8 @@ class Presentation(pn.viewable.Viewer):
                               sizing_mode="stretch_width", name="present_slim_bar", stylesheets=[SLIM_CSS],
                               css_classes=["pe-slim-bar"], flex_wrap="wrap", align_items="center")
         self.stage = pn.Column(sizing_mode="stretch_width", name="present_stage")
+        #: The session's figure styler (made here or by ``page_look``, whichever comes first: the same one).
+        self.styler = page_styler(state)
         state.param.watch(self._show, ["slide"])
         # play=1 in the address starts playing once the page has drawn, which may be on a still slide.
         state.param.watch(lambda _event: self._follow_play(), ["play"])
@@ -330,6 +337,11 @@ class Presentation(pn.viewable.Viewer):
         if name not in self.built:
             self.built[name] = self.slides[self.names.index(name)].build()
         self.stage.objects = [self.built[name]]
+        if _events and self.styler is not None:
+            # A slide shown after the page: its figures presented in place, in the message that shows it
+            # (Panel sends a layout's new children past the document's callbacks, where the styler listens).
+            # The first slide is styled with the page, when the page reaches the document.
+            self.styler.restyle_part(self.stage)
         at = self.names.index(name)
         self.previous.disabled = at == 0
         self.next.disabled = at == len(self.names) - 1

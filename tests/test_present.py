@@ -16,7 +16,7 @@ from app.model.strings import text
 from components import widgets
 from components.animation import Animation
 from components.clocks import PairClocks
-from components.figure_theme import DARK_BACKGROUND, FigureStyler, dark_color, present_font_size
+from components.figure_theme import DARK_BACKGROUND, FigureStyler, dark_color, present_font_size, style_figures
 from components.keyboard import SHORTCUTS, PageKeys
 from components.present import DARK_VARIABLES, Slide, bar_html, choose_slide
 from components.theme import COLORS
@@ -281,6 +281,34 @@ def presented(**size) -> tuple[Plot, FigureStyler]:
     plot = figure(**size)
     doc.add_root(plot)
     return plot, styler
+
+
+def test_a_slide_shown_later_is_presented_by_the_presentation_itself():
+    """Issue 45: a slide reached by Next or PageDown kept its reading size. Panel sends a layout's new children
+    to a connected browser past the document's change callbacks, where the styler listens; here the page is
+    not on the document at all, so the styler hears nothing of the slide either. The presentation presents each
+    slide it shows, once (a slide shown again is not made larger again), and in the window's size."""
+    from bokeh.plotting import figure
+    from panel.io.state import set_curdoc
+
+    from components.present import Presentation
+    from components.theme import style_figure
+
+    later = style_figure(figure(height=400, name="later"))
+    doc = Document()
+    state = ExplorerState(slide="first", present=True)
+    with set_curdoc(doc):
+        styler = style_figures(doc, dark=False, present=True)
+        styler.fit(1920, 1080)
+        presentation = Presentation(state, [Slide("first", "A", pn.Column),
+                                            Slide("later", "B", lambda: pn.Column(pn.pane.Bokeh(later)))])
+        assert later.xaxis[0].axis_label_text_font_size == "15pt"  # built, not shown yet
+        presentation.move(1)
+        assert later.xaxis[0].axis_label_text_font_size == "36px"
+        assert later.title.text_font_size == "41px" and later.height == 600
+        presentation.move(-1)
+        presentation.move(1)
+    assert later.xaxis[0].axis_label_text_font_size == "36px" and later.height == 600
 
 
 def test_a_presented_figure_fits_the_window_and_keeps_its_shape():

@@ -361,6 +361,117 @@ def test_presented_figures_fit_a_1280_by_720_projector_and_grow_back_on_a_larger
     assert model_property(page, "shift_matrix_plot", "width") == 930
 
 
+#: JavaScript: what presentation mode sets on the figures named ``names`` (every font size, line width and marker
+#: size of the models each one holds, and its own size), per figure; ``null`` while one of them is missing.
+_SLIDE_FIGURES_JS = """(names) => {
+  const doc = Bokeh.documents[0];
+  const HasProps = Bokeh.require("core/has_props").HasProps;
+  const plain = (v) => (v !== null && typeof v === "object" && "value" in v ? v.value : v);
+  const px = (size) => parseFloat(size) * (size.endsWith("pt") ? 4 / 3 : 1);
+  const out = {};
+  for (const name of names) {
+    const plot = doc.get_model_by_name(name);
+    if (plot == null) return null;
+    const seen = new Set(), sizes = [];
+    const walk = (model) => {
+      if (seen.has(model)) return;
+      seen.add(model);
+      for (const [attr, prop] of Object.entries(model.properties)) {
+        if (attr === "data") continue;  // a source's columns hold no model
+        let value;
+        try { value = prop.get_value(); } catch (e) { continue; }  // never set
+        const shown = plain(value);
+        if (attr.endsWith("_font_size") || attr === "line_width" || (attr === "size" && model.type === "Scatter"))
+          if (typeof shown === "string" || typeof shown === "number") sizes.push(`${model.type}.${attr}=${shown}`);
+        for (const item of (Array.isArray(value) ? value : [value]))
+          if (item instanceof HasProps) walk(item);
+      }
+    };
+    walk(plot);
+    const axes = [...plot.left, ...plot.below, ...plot.right, ...plot.above].filter((m) => m.type.endsWith("Axis"));
+    out[name] = {width: plot.width, height: plot.height, max_width: plot.max_width,
+                 labels: axes.map((axis) => px(plain(axis.axis_label_text_font_size))),
+                 sizes: sizes.sort()};
+  }
+  return out;
+}"""
+
+#: Records, in ``window.peFirstFrame``, ``slideFigures(names)`` at the first animation frame in which the
+#: figures are all in the page (BokehJS applies a server message at once and paints them at the next frame).
+_RECORD_FIRST_FRAME = """(names) => {
+  const slideFigures = """ + _SLIDE_FIGURES_JS + """;
+  window.peFirstFrame = null;
+  const look = () => {
+    const found = slideFigures(names);
+    if (found === null) requestAnimationFrame(look); else window.peFirstFrame = found;
+  };
+  requestAnimationFrame(look);
+}"""
+
+
+def slide_figures(slug: str) -> dict[str, list[float]]:
+    """The figures of the lesson section ``slug`` as a slide builds them (at reading size): name -> the px font
+    size of each axis label, in the order of ``_SLIDE_FIGURES_JS``'s ``labels``."""
+    import panel as pn
+    from bokeh.models import Axis, Plot
+
+    from app.state import ExplorerState
+
+    def px(size: str) -> float:  # the views give their sizes in pt or px (a pt is 4/3 px)
+        number, unit = re.fullmatch(r"([0-9.]+)(pt|px)", size).groups()
+        return float(number) * (4 / 3 if unit == "pt" else 1)
+
+    section = pn.panel(SECTIONS[slug](ExplorerState(lang="en", present=True)))
+    plots = [pane.object for pane in section.select(pn.pane.Bokeh) if isinstance(pane.object, Plot)]
+    return {plot.name: [px(axis.axis_label_text_font_size)
+                        for axis in (*plot.left, *plot.below, *plot.right, *plot.above) if isinstance(axis, Axis)]
+            for plot in plots}
+
+
+def first_frame_of_next_slide(page, slug: str, go) -> dict:
+    """``go()`` (a key or a click that moves to the slide ``slug``) and what the slide's figures had at the
+    first frame they were in the page."""
+    names = list(slide_figures(slug))
+    page.evaluate(_RECORD_FIRST_FRAME, names)
+    go()
+    wait_until(lambda: address(page).get("slide") == slug, message=f"the slide never became {slug}")
+    return wait_until(lambda: page.evaluate("() => window.peFirstFrame"), timeout=20,
+                      message=f"the figures of {slug} never came")
+
+
+def test_a_slide_reached_by_page_down_or_next_is_presented_from_its_first_frame_as_on_a_direct_load(page, app_url):
+    """Issue 45: after Next or PageDown the new slide's figures kept their reading size (axis labels of 20 px
+    at 1920 × 1080, still 12 s later) until a reload: the styler heard of a page's new figures through the
+    document's change callbacks, which Panel bypasses when it sends a layout's new children to a connected
+    browser. Now a slide's figures are presented when it is shown: in the first frame they are in the page,
+    their axis labels are at least 1.8 times their reading size, and every size is what a direct load (a reload
+    on that slide) gives."""
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.goto(f"{app_url}/?present=1&slide=shift&lang=en")
+    wait_until(lambda: plots_drawn(page, 1), timeout=40, message="the first slide drawn")
+    wait_until(lambda: model_property(page, "page_keys", "motion"), message="the page's keys are wired")
+    # Reached by PageDown: large from the first frame.
+    shown = first_frame_of_next_slide(page, "score", lambda: page.keyboard.press("PageDown"))
+    reading = slide_figures("score")
+    assert set(shown) == set(reading) and len(reading) >= 2
+    for name, labels in reading.items():
+        assert len(shown[name]["labels"]) == len(labels) >= 2
+        for presented, read in zip(shown[name]["labels"], labels, strict=True):
+            assert presented >= 1.8 * read, (name, presented, read)
+    # The same sizes as opening the slide by its address.
+    page.reload()
+    wait_until(lambda: plots_drawn(page, len(reading)), timeout=40, message="the reloaded slide drawn")
+    wait_until(lambda: page.evaluate(_SLIDE_FIGURES_JS, list(reading)) == shown,
+               timeout=20, message="the reloaded slide's figures never matched the ones PageDown showed")
+    # Reached by the Next button: the same.
+    wait_until(lambda: model_property(page, "page_keys", "motion"), message="the page's keys are wired")
+    following = page.get_by_role("button", name=text("en", "present_next"))
+    shown = first_frame_of_next_slide(page, "sum", following.click)
+    for name, labels in slide_figures("sum").items():
+        for presented, read in zip(shown[name]["labels"], labels, strict=True):
+            assert presented >= 1.8 * read, (name, presented, read)
+
+
 # -- themes -------------------------------------------------------------------------------------
 
 _PLOT_COLOURS = """() => [...Bokeh.documents[0].all_models].filter((m) => m.toolbar !== undefined)
