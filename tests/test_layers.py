@@ -140,7 +140,10 @@ def test_the_public_core_answers_at_its_old_address():
         assert callable(getattr(core, name)), name
 
 
-@pytest.mark.parametrize("topic", ["ladder", "sinusoidal", "text", "attention", "alternatives", "rope", "mistakes"])
+TOPICS = ["ladder", "sinusoidal", "text", "attention", "alternatives", "rope", "mistakes", "extrapolation"]
+
+
+@pytest.mark.parametrize("topic", TOPICS)
 def test_every_topic_of_the_core_declares_what_it_exports(topic):
     import importlib
 

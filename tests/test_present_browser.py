@@ -415,7 +415,7 @@ def slide_figures(slug: str) -> dict[str, list[float]]:
     import panel as pn
     from bokeh.models import Axis, Plot
 
-    from app.state import ExplorerState
+    from app.model.state import ExplorerState
 
     def px(size: str) -> float:  # the views give their sizes in pt or px (a pt is 4/3 px)
         number, unit = re.fullmatch(r"([0-9.]+)(pt|px)", size).groups()

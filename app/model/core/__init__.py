@@ -25,7 +25,7 @@ Example::
     12.272398
 
 The package is split by topic; every public name is also here, so
-``from app.model import core`` (or ``from app.model import core``) answers every call:
+``from app.model import core`` (or ``from app import core``) answers every call:
 
     ladder        frequencies and wavelengths of the pairs
     sinusoidal    the table, its rotations, the scores it gives, fingerprints, the Gram matrix
@@ -34,13 +34,15 @@ The package is split by topic; every public name is also here, so
     alternatives  the raw position number, pos/T and a learned table
     rope          rotary position embedding against the additive scheme
     mistakes      published bugs as explicit variants of the encoding
+    extrapolation past the training length: PI, NTK-aware, YaRN, ALiBi, the learned table's end
 """
 
 from __future__ import annotations
 
-from app.model.core import alternatives, attention, ladder, mistakes, rope, sinusoidal, text
+from app.model.core import alternatives, attention, extrapolation, ladder, mistakes, rope, sinusoidal, text
 from app.model.core.alternatives import *  # noqa: F403
 from app.model.core.attention import *  # noqa: F403
+from app.model.core.extrapolation import *  # noqa: F403
 from app.model.core.ladder import *  # noqa: F403
 from app.model.core.mistakes import *  # noqa: F403
 from app.model.core.rope import *  # noqa: F403
@@ -55,4 +57,5 @@ __all__ = [
     *alternatives.__all__,
     *rope.__all__,
     *mistakes.__all__,
+    *extrapolation.__all__,
 ]

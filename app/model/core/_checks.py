@@ -43,6 +43,27 @@ def _finite(name: str, value: ArrayLike) -> NDArray[np.float64]:
     return array
 
 
+def _real(name: str, value: object, minimum: float, *, strict: bool = False) -> float:
+    """Return ``value`` as a finite float ``>= minimum`` (``> minimum`` if ``strict``), or raise."""
+    allowed = f"a finite real number {'>' if strict else '>='} {minimum:g}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be {allowed}; got {value!r}")
+    number = float(value)
+    if not math.isfinite(number) or number < minimum or (strict and number == minimum):
+        raise ValueError(f"{name} must be {allowed}; got {number}")
+    return number
+
+
+def _positive_vector(name: str, value: ArrayLike) -> NDArray[np.float64]:
+    """``value`` as a non-empty 1-D array of finite numbers > 0, or a ``ValueError``."""
+    array = _finite(name, value)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty vector (1-D); got shape {array.shape}")
+    if not np.all(array > 0):
+        raise ValueError(f"{name} must hold numbers > 0 only; got {value!r}")
+    return array
+
+
 def _scalar(name: str, value: object) -> float:
     if np.ndim(value) != 0:
         raise ValueError(f"{name} must be a single finite real number; got shape {np.shape(value)}")

@@ -7,9 +7,9 @@ training, the frequencies of the published ways of stretching a rotary or
 sinusoidal ladder (Position Interpolation, "NTK-aware" scaling, YaRN), the
 linear biases of ALiBi, and the scores ``S(k)`` those choices give.
 
-Self-contained on purpose (``math``, ``numbers``, ``numpy`` only): every
-function is pure and vectorised, and validates its arguments with a
-``ValueError`` naming the argument and the values it accepts.
+Every function is pure and vectorised, and validates its arguments with a
+``ValueError`` naming the argument and the values it accepts; the trained
+ladder is ``ladder.frequencies``, the one place its formula is written.
 
 Notation, as in the rest of the core::
 
@@ -35,13 +35,15 @@ Example::
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from app.model.core._checks import _base, _finite, _integer, _positive_vector, _real
+from app.model.core.ladder import DEFAULT_BASE
+from app.model.core.ladder import frequencies as _frequencies
+
 __all__ = [
-    "DEFAULT_BASE",
     "SCHEMES",
     "YARN_ALPHA",
     "YARN_BETA",
@@ -62,72 +64,12 @@ __all__ = [
     "yarn_turns",
 ]
 
-DEFAULT_BASE = 10000.0
-
 #: The schemes the section compares, in the order it shows them.
 SCHEMES: tuple[str, ...] = ("sinusoidal", "learned", "rope", "interpolation", "ntk", "yarn", "alibi")
 
 #: YaRN's ramp bounds, in turns per training length, that Peng et al. (2023, §3.2) found good for LLaMA.
 YARN_ALPHA = 1.0
 YARN_BETA = 32.0
-
-
-# --------------------------------------------------------------------------
-# Argument checks: the message format of the rest of the core.
-# --------------------------------------------------------------------------
-
-def _integer(name: str, value: object, minimum: int, *, even: bool = False) -> int:
-    """Return ``value`` as an int, or raise naming ``name`` and its range."""
-    allowed = f"an even integer >= {minimum}" if even else f"an integer >= {minimum}"
-    # bool is an Integral, but T=True is a bug, not a length.
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be {allowed}; got {value!r}")
-    value = int(value)
-    if value < minimum or (even and value % 2):
-        raise ValueError(f"{name} must be {allowed}; got {value}")
-    return value
-
-
-def _real(name: str, value: object, minimum: float, *, strict: bool = False) -> float:
-    """Return ``value`` as a finite float ``>= minimum`` (``> minimum`` if ``strict``), or raise."""
-    allowed = f"a finite real number {'>' if strict else '>='} {minimum:g}"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be {allowed}; got {value!r}")
-    number = float(value)
-    if not math.isfinite(number) or number < minimum or (strict and number == minimum):
-        raise ValueError(f"{name} must be {allowed}; got {number}")
-    return number
-
-
-def _base(base: object) -> float:
-    return _real("base", base, 1.0, strict=True)
-
-
-def _finite(name: str, value: ArrayLike) -> NDArray[np.float64]:
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite real number or an array of them; got {value!r}") from None
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be finite (no NaN or infinity); got {value!r}")
-    return array
-
-
-def _positive_vector(name: str, value: ArrayLike) -> NDArray[np.float64]:
-    """``value`` as a non-empty 1-D array of finite numbers > 0, or a ``ValueError``."""
-    array = _finite(name, value)
-    if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"{name} must be a non-empty vector (1-D); got shape {array.shape}")
-    if not np.all(array > 0):
-        raise ValueError(f"{name} must hold numbers > 0 only; got {value!r}")
-    return array
-
-
-def _frequencies(d_model: object, base: object) -> NDArray[np.float64]:
-    """The trained ladder ``omega_i = base ** (-2i / d_model)``, shape ``(d_model // 2,)``."""
-    d_model = _integer("d_model", d_model, 2, even=True)
-    base = _base(base)
-    return base ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model)
 
 
 def _lengths(T_train: object, T: object) -> tuple[int, int]:
