@@ -57,6 +57,7 @@ from bokeh.util.paths import bokehjs_path
 from tornado import httputil
 from tornado.web import OutputTransform
 
+from components.internals import stock
 from components.stylesheets import STATIC_DIR
 
 if TYPE_CHECKING:
@@ -302,7 +303,8 @@ def _lighter(bundle, roots: Iterable[Model] = ()):
             setattr(bundle, attribute, _absolute(getattr(bundle, attribute)))
     page_of_its_own = not any("://" in (u.url if isinstance(u, URL) else str(u)) for u in bundle.js_files)
     if isinstance(getattr(bundle, "js_raw", None), list):
-        bundle.js_raw.extend((STYLE_GUARD_JS, SLIDER_KEYS_JS, PLAIN_ESM_JS))
+        if not stock():  # BokehJS/Panel-JS speed patches; each also checks what it touches, in the page
+            bundle.js_raw.extend((STYLE_GUARD_JS, SLIDER_KEYS_JS, PLAIN_ESM_JS))
         if page_of_its_own:
             bundle.js_raw.append(preload_script(pn.config.theme, panel_css_of(roots)))
     return bundle

@@ -127,6 +127,7 @@ from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from app import collector, guard
+from components.internals import allowed, missing
 
 #: The module (``bokeh.protocol.messages`` exports the class under the same name).
 bokeh_patch_doc = importlib.import_module("bokeh.protocol.messages.patch_doc")
@@ -625,24 +626,43 @@ def install() -> None:
     ``BokehTornado`` reads ``bokeh.server.urls.per_app_patterns`` when it is
     built (Panel has already replaced Bokeh's handler there with its own), so
     this must run before ``pn.serve``. Also puts ``safe_patch_curdoc`` in the
-    place of Bokeh's ``patch_curdoc``, caches Bokeh's default property values
-    (``cache_bokeh_defaults``) and runs Panel's deferred browser events under the
-    document lock (``_locked_server_event``) and writes a step's message as soon as
-    its socket is free (``_schedule_write_events_sent_when_free``), with a step's data changes
-    first (``data_first``). Idempotent.
+    place of Bokeh's ``patch_curdoc``. Those two are fixes (the websocket guard,
+    session isolation) and stay on in every mode. The speed patches apply only
+    when ``components.internals.allowed`` says so (not with ``PE_STOCK=1``, not
+    when a name they touch has moved): Bokeh's default property values cached
+    (``cache_bokeh_defaults``), Panel's deferred browser events run under the
+    document lock (``_locked_server_event``), a step's message written as soon as
+    its socket is free (``_schedule_write_events_sent_when_free``), with a step's
+    data changes first (``data_first``). Idempotent.
     """
-    cache_bokeh_defaults()
-    cache_document_references()
-    _Syncable._server_event = _locked_server_event
-    panel_document.schedule_write_events = _schedule_write_events_sent_when_free
-    panel_document.dispatch_tornado = _dispatch_tornado_in_one_segment
-    bokeh_patch_doc.patch_doc.create = _create_data_first
-    for module_name in _PATCH_CURDOC_HOLDERS:
-        module = importlib.import_module(module_name)
-        if not hasattr(module, "patch_curdoc"):
-            raise RuntimeError(f"no patch_curdoc in {module_name}; check app/fastsync.py against Bokeh and Panel")
-        module.patch_curdoc = safe_patch_curdoc
+    if allowed("server speed patches", *_SPEED_NEEDS):
+        cache_bokeh_defaults()
+        cache_document_references()
+        _Syncable._server_event = _locked_server_event
+        panel_document.schedule_write_events = _schedule_write_events_sent_when_free
+        panel_document.dispatch_tornado = _dispatch_tornado_in_one_segment
+        bokeh_patch_doc.patch_doc.create = _create_data_first
+    # A fix, not a speed patch: on in stock mode too, wherever what it touches is there.
+    holders = [importlib.import_module(name) for name in _PATCH_CURDOC_HOLDERS]
+    absent = missing((bokeh_doc, "_PATCHED_CURDOCS"), *((module, "patch_curdoc") for module in holders))
+    if absent:
+        guard.log.warning("safe_patch_curdoc off: %s not found; Bokeh's own patch_curdoc kept", ", ".join(absent))
+    else:
+        for module in holders:
+            module.patch_curdoc = safe_patch_curdoc
     replace_app_route(r"/ws", panel_server.WSHandler, NoDelayWSHandler)
+
+
+#: What the speed patches of ``install`` touch; any missing turns them all off (``allowed``).
+_SPEED_NEEDS: tuple[tuple[object, str], ...] = (
+    (bokeh_property_bases.Property, "themed_default"), (bokeh_property_bases.Property, "_may_have_unstable_default"),
+    (bokeh_has_props.HasProps, "_overridden_defaults"), (bokeh_descriptors.PropertyDescriptor, "has_unstable_default"),
+    (bokeh_serialization.Serializer, "_encode_bytes"),
+    (bokeh_document_module, "Deserializer"), (bokeh_patch_doc, "Serializer"),
+    (_Syncable, "_server_event"), (_Syncable, "_event_coroutine"), (pn.state, "_unblocked"),
+    (pn.state, "_change_callbacks"), (panel_document, "schedule_write_events"), (panel_document, "_WRITE_MSGS"),
+    (panel_document, "dispatch_tornado"), (bokeh_patch_doc.patch_doc, "create"),
+)
 
 
 def replace_app_route(pattern: str, stock: type, handler: type) -> None:

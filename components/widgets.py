@@ -8,6 +8,7 @@ ledger. The server-wide patches (the websocket, the message writer) are ``app.fa
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import math
@@ -19,8 +20,9 @@ from typing import ClassVar
 
 import panel as pn
 import param
-from panel.reactive import _syncing
+from panel.reactive import Syncable
 
+from components.internals import allowed
 from components.plainjs import PlainJSComponent
 from components.stylesheets import STYLESHEET
 
@@ -52,6 +54,17 @@ def _describe(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
+#: Whether the fast paths below apply (``components.internals``): off with ``PE_STOCK=1`` or when a private
+#: name they use has moved; the classes are then Panel's stock widgets with the app's names and fixes.
+FAST = allowed(
+    "fast widgets",
+    (Syncable, "_debounce"), (Syncable, "_server_change"), (Syncable, "_process_events"),
+    (Syncable, "_change_event"), (Syncable, "_update_properties"), (Syncable, "_busy__ignore"),
+    (Syncable, "_process_property_change"), (pn.state, "_connected"), (pn.state, "_thread_pool"),
+    (pn.widgets.DiscreteSlider, "_update_options"), (pn.widgets.DiscreteSlider, "_sync_value"),
+    (importlib.import_module("panel.reactive"), "_syncing"),
+)
+
 #: Milliseconds a browser change waits before it is applied (Panel's default is 50).
 DEBOUNCE_MS = 0
 #: During a drag (changes closer together than this), at most one change is applied per this many ms:
@@ -80,6 +93,10 @@ def one_message() -> Iterator[None]:
     them on every path (no session, or a socket busy writing) and leaves any
     other ``on_change`` callback alone.
     """
+    if not FAST:
+        with pn.io.hold():
+            yield
+        return
     doc = pn.state.curdoc
     with pn.io.hold():
         try:
@@ -109,6 +126,8 @@ def mark_connected() -> None:
     update the server's views and never the page's. Called for each change from
     the browser; a no-op once Panel has marked the session.
     """
+    if not FAST:
+        return
     doc = pn.state.curdoc
     if doc is not None and doc.session_context is not None and not pn.state._connected.get(doc):
         pn.state._connected[doc] = True
@@ -220,7 +239,7 @@ class _FastSync(_OneMessage):
         if doc is not None:
             self._in_process__events[doc] = events
         try:
-            with _syncing(self, list(params)):
+            with importlib.import_module("panel.reactive")._syncing(self, list(params)):
                 for name in VALUE_PROPERTIES:  # value first: it is what the views follow
                     if name in params:
                         setattr(self, name, params[name])
@@ -260,15 +279,20 @@ class _FastSync(_OneMessage):
         return super()._update_properties(*events, doc=doc)
 
 
-class OneMessageRadioButtonGroup(_OneMessage, pn.widgets.RadioButtonGroup):
+#: The mixins the widgets below take: none in stock mode (``FAST`` false).
+_ONE_MESSAGE: tuple[type, ...] = (_OneMessage,) if FAST else ()
+_FAST_SYNC: tuple[type, ...] = (_FastSync,) if FAST else ()
+
+
+class OneMessageRadioButtonGroup(*_ONE_MESSAGE, pn.widgets.RadioButtonGroup):
     """``pn.widgets.RadioButtonGroup`` whose change leaves as one message (``_OneMessage``)."""
 
 
-class OneMessageTextInput(_OneMessage, pn.widgets.TextInput):
+class OneMessageTextInput(*_ONE_MESSAGE, pn.widgets.TextInput):
     """``pn.widgets.TextInput`` whose change leaves as one message (``_OneMessage``)."""
 
 
-class FastIntSlider(_FastSync, pn.widgets.IntSlider):
+class FastIntSlider(*_FAST_SYNC, pn.widgets.IntSlider):
     """An ``IntSlider`` whose moves reach the server on the next tick, not 50 ms later.
 
     A range of one value (``pos`` when T = 1) is drawn as a disabled slider over
@@ -287,7 +311,7 @@ class FastIntSlider(_FastSync, pn.widgets.IntSlider):
         return props
 
 
-class FastPlayer(_FastSync, pn.widgets.Player):
+class FastPlayer(*_FAST_SYNC, pn.widgets.Player):
     """A ``Player`` whose steps (play, next, keyboard) skip the 50 ms debounce."""
 
     value_throttled = param.Integer(default=None, constant=False, doc="""
@@ -322,6 +346,8 @@ class FastDiscreteSlider(pn.widgets.DiscreteSlider):
                   + json.dumps(TITLE_WRAP.split("{}")[0]) + " + labels[source.value] + "
                   + json.dumps(TITLE_WRAP.split("{}")[1]) + "}}, {{sync: false}}) }}\n"
                   "    if (window.peAfterKeyAnswer) window.peAfterKeyAnswer(set); else set()\n")
+    if not FAST:  # the stock title is a Div (``target.text``), not a SliderTitle
+        _text_link = pn.widgets.DiscreteSlider._text_link
 
     def __init__(self, title_name: str = "discrete_slider_title", **params) -> None:
         """``title_name``: the name of the title's data model (unique on its page)."""
@@ -329,6 +355,9 @@ class FastDiscreteSlider(pn.widgets.DiscreteSlider):
         super().__init__(**params)
 
     def _update_options(self, *events) -> None:
+        if not FAST:  # Panel's StaticText title and stock inner slider
+            super()._update_options(*events)
+            return
         if not isinstance(self._text, SliderTitle):  # Panel's StaticText, made in its __init__ just before
             self._text = SliderTitle(self._text.value, name=self._title_name)
             self._composite[0] = self._text
@@ -370,6 +399,9 @@ def push_property(component: pn.custom.JSComponent, name: str, value: object) ->
     are held so that they leave together) the callbacks run when the hold ends,
     so there the held event is told to skip Panel's callback instead.
     """
+    if not FAST:  # Panel's own path: the parameter's watchers update the models
+        setattr(component, name, value)
+        return
     with param.parameterized.discard_events(component):
         setattr(component, name, value)
     for ref, (model, _parent) in list(component._models.items()):
