@@ -17,7 +17,7 @@ Routes:
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
@@ -38,6 +38,7 @@ from app.model.state import (
     Notice,
     follow_later,
     parse_query,
+    preferred_language,
     repeated_parameters,
 )
 from app.model.strings import text
@@ -90,16 +91,6 @@ FIRST_VIEWS = ("ladder",)
 #: same at 1280 and 1920 wide; larger tables and Spanish titles add up to ~0.1 of it), so the
 #: page below the fold hardly moves when it arrives and ``#name`` anchors land close at once.
 PLACEHOLDER_HEIGHT = {"clocks": 1030, "distance": 540, "checks": 168}
-
-
-def preferred_language(headers: Mapping[str, object]) -> str:
-    """The first of ``LANGUAGES`` named in an Accept-Language header; Spanish otherwise."""
-    accept = str(headers.get("Accept-Language", "") or "")
-    for part in accept.split(","):
-        code = part.split(";")[0].strip().lower()[:2]
-        if code in LANGUAGES:
-            return code
-    return "es"
 
 
 def session_query() -> dict[str, list[str]]:

@@ -209,3 +209,19 @@ def test_a_process_that_keeps_ending_is_started_again_with_doubling_capped_delay
                      "again, at most every 0.08 s") == 1
     status = run_local_status(status_file)
     assert status["apps"][0]["ends_in_a_row"] == 6 and status["apps"][0]["restarts"] == 5
+
+
+def test_nginx_limits_one_browsers_downloads_and_says_so(supervised):
+    """Past a burst of 10 CSV downloads, a browser's next ones within the second are refused (429); another
+    browser is not affected."""
+    url, _, cookies = supervised
+    cookie = next(iter(cookies.values()))
+    statuses = []
+    for _ in range(16):
+        try:
+            statuses.append(get(f"{url}/data/scores.csv?T=24", cookie=cookie)[0])
+        except urllib.error.HTTPError as error:
+            statuses.append(error.code)
+    assert statuses[:5] == [200] * 5 and 429 in statuses, statuses
+    other = next(key for key in cookies.values() if key != cookie)
+    assert get(f"{url}/data/scores.csv?T=24", cookie=other)[0] == 200

@@ -84,3 +84,47 @@ def test_an_unknown_table_is_a_404_without_echo(app_url):
     with pytest.raises(urllib.error.HTTPError) as error:
         urllib.request.urlopen(f"{app_url}/data/nothing.csv", timeout=10)
     assert error.value.code == 404
+
+
+def test_a_long_table_streams_whole_and_exact(app_url):
+    """2048 rows go out in pieces (``ROWS_PER_PIECE``): every row arrives, in order, exact."""
+    d_model, T = 64, 2048
+    _, rows, _ = download(app_url, "encoding", f"d_model={d_model}&T={T}")
+    assert len(rows) == T + 1 and rows[0][0] == "pos"
+    table = np.array(rows[1:], dtype=float)
+    assert table[:, 0].tolist() == list(range(T))
+    pos = np.arange(T)[:, None]
+    omega = 10_000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    np.testing.assert_array_equal(table[:, 1::2], np.sin(pos * omega))
+    np.testing.assert_array_equal(table[:, 2::2], np.cos(pos * omega))
+
+
+@pytest.mark.parametrize(("lang", "words"), [("es", "como mucho"), ("en", "at most")])
+def test_a_table_past_the_cap_is_refused_with_a_sentence_not_a_file(app_url, lang, words):
+    """The Gram matrix at T = 2048 has 2048 x (2048 + 1) numbers, past the cap: a 413 that says so."""
+    from app.model.datasets import MAX_CELLS
+
+    assert MAX_CELLS < 2048 * 2049
+    with pytest.raises(urllib.error.HTTPError) as error:
+        urllib.request.urlopen(f"{app_url}/data/gram.csv?T=2048&d_model=64&lang={lang}", timeout=60)
+    assert error.value.code == 413
+    message = error.value.read().decode("utf-8")
+    assert words in message and "4\u202f196\u202f352" in message and "Traceback" not in message
+    # Under the cap, the same table downloads.
+    _, rows, _ = download(app_url, "gram", "T=512&d_model=64")
+    assert len(rows) == 513
+
+
+def test_downloads_past_the_limit_at_once_wait_for_a_retry(app_url, monkeypatch):
+    """With ``MAX_AT_ONCE`` downloads being written, the next is a 503 with Retry-After, in the reader's language."""
+    from app import data_routes
+
+    monkeypatch.setattr(data_routes, "_writing", data_routes.MAX_AT_ONCE)
+    request = urllib.request.Request(f"{app_url}/data/scores.csv?T=24", headers={"Accept-Language": "en-GB,en"})
+    with pytest.raises(urllib.error.HTTPError) as error:
+        urllib.request.urlopen(request, timeout=30)
+    assert error.value.code == 503 and error.value.headers["Retry-After"] == "5"
+    assert "try again" in error.value.read().decode("utf-8").lower()
+    monkeypatch.setattr(data_routes, "_writing", 0)
+    _, rows, _ = download(app_url, "scores", "T=24")
+    assert len(rows) == 2 * 24

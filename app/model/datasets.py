@@ -8,8 +8,7 @@ its CSV has all 2048).
 
 from __future__ import annotations
 
-import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -152,17 +151,40 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() and abs(value) < 2**53 else repr(float(value))
 
 
+def csv_chunks(table: Table, rows_per_chunk: int = 256) -> Iterator[str]:
+    """The table as CSV, in pieces: the header row, then ``rows_per_chunk`` rows at a time, full precision.
+
+    A server streams the pieces, so a big table is never one string in memory (the Gram matrix at
+    T = 2048 is ~40 MB of text)."""
+    yield ",".join(table.header) + "\n"
+    rows = np.asarray(table.rows, dtype=np.float64)
+    for start in range(0, len(rows), rows_per_chunk):
+        yield "".join(",".join(map(_number, row.tolist())) + "\n" for row in rows[start:start + rows_per_chunk])
+
+
 def csv_text(table: Table) -> str:
     """The table as CSV: a header row, then one row per row of ``table.rows``, full precision."""
-    out = io.StringIO()
-    out.write(",".join(table.header) + "\n")
-    for row in np.asarray(table.rows, dtype=np.float64):
-        out.write(",".join(map(_number, row.tolist())) + "\n")
-    return out.getvalue()
+    return "".join(csv_chunks(table))
+
+
+#: The most numbers (rows x columns) one download may hold: the whole encoding at the largest sizes
+#: (2048 x 1025) fits; the Gram matrix at T = 2048 (2048 x 2049, ~80 MB of CSV) does not.
+MAX_CELLS = 2_200_000
+
+
+def cells_of(table: Table) -> int:
+    """How many numbers ``table`` holds (its header's columns times its rows)."""
+    return len(table.header) * len(table.rows)
+
+
+def prepared(name: str, args: dict[str, str]) -> tuple[str, Table, list]:
+    """``(file name, table, notices)`` for dataset ``name`` with a query's raw values (clamped)."""
+    values, notices = parse_query(args)
+    state = ExplorerState(**values)
+    return file_name(name, state), DATASETS[name].make(state), notices
 
 
 def table_for(name: str, args: dict[str, str]) -> tuple[str, str, list]:
     """``(file name, CSV text, notices)`` for dataset ``name`` with a query's raw values."""
-    values, notices = parse_query(args)
-    state = ExplorerState(**values)
-    return file_name(name, state), csv_text(DATASETS[name].make(state)), notices
+    file, table, notices = prepared(name, args)
+    return file, csv_text(table), notices

@@ -617,3 +617,13 @@ def _catch_up(source: ExplorerState) -> None:
     source.parts["catch_up_due"] = False
     for mirror in source.parts["mirrors"]:
         mirror.catch_up()
+
+
+def preferred_language(headers: Mapping[str, object]) -> str:
+    """The first of ``LANGUAGES`` named in an Accept-Language header; Spanish otherwise."""
+    accept = str(headers.get("Accept-Language", "") or "")
+    for part in accept.split(","):
+        code = part.split(";")[0].strip().lower()[:2]
+        if code in LANGUAGES:
+            return code
+    return "es"
