@@ -283,16 +283,38 @@ def part_rooms(quick: bool, *, write: bool = True, followers: tuple[int, ...] = 
     """The benchmark's ``rooms`` part (bench.run): followers, then the nginx path; writes the doc's section."""
     started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     seconds = 15.0 if quick else 30.0
-    results: dict[str, Any] = {"page": PAGE, "seconds": seconds, "scenarios": []}
+    # The machine (its load) as it was at the start, not when the report is rendered.
+    results: dict[str, Any] = {"page": PAGE, "seconds": seconds, "scenarios": [], "machine": machine(),
+                               "started": started}
     with stack() as (nginx_port, ports, pids):
         for count in (n for n in followers if n > 0):  # --followers 0: the nginx path only
             log(f"rooms: {count} followers")
-            results["scenarios"].append(asyncio.run(scenario(ports, pids, count, seconds)))
+            try:
+                results["scenarios"].append(asyncio.run(scenario(ports, pids, count, seconds)))
+            except Exception as error:  # one scenario's failure (a timeout) keeps the others' results
+                log(f"rooms: {count} followers failed: {error!r}")
+                results["scenarios"].append({"followers": count, "failed": repr(error)[:300]})
+            save_partial(results)
         log("rooms: nginx path")
-        results["direct_ms"], results["nginx_ms"] = asyncio.run(both_paths(ports[0], nginx_port, seconds))
+        try:
+            results["direct_ms"], results["nginx_ms"] = asyncio.run(both_paths(ports[0], nginx_port, seconds))
+        except Exception as error:
+            log(f"rooms: nginx path failed: {error!r}")
+            results["nginx_failed"] = repr(error)[:300]
+        save_partial(results)
     if write:
         write_doc(render(results, started, "python -m bench.rooms" + (" --quick" if quick else "")))
     return results
+
+
+#: Where a run's results so far are kept while it runs (replaced by the stamped file at its end).
+PARTIAL = RESULTS / "rooms-partial.json"
+
+
+def save_partial(results: dict[str, Any]) -> None:
+    """Write what has been measured so far, so that a run cut short still has its results."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    PARTIAL.write_text(json.dumps(results, indent=1), encoding="utf-8")
 
 
 def fmt(value: float | None, digits: int = 1) -> str:
@@ -300,7 +322,7 @@ def fmt(value: float | None, digits: int = 1) -> str:
 
 
 def render(results: dict[str, Any], started: str, command: str) -> str:
-    m = machine()
+    m = results.get("machine") or machine()
     lines = [BEGIN, "", f"Run: {started}, `{command}`, {m['cpu']} ({m['cores']} cores, load average "
              f"{m['loadavg_at_start']} at the start: shared with other work). Page `{results['page']}`, "
              f"teacher at {RATE_HZ:g} Hz for {results['seconds']:g} s; followers over 2 app processes, Redis pub/sub.",
@@ -309,6 +331,9 @@ def render(results: dict[str, Any], started: str, command: str) -> str:
              "| last follower p50 / p95 | app CPU (each process) | bench client CPU |",
              "|---:|---:|---:|---:|---|---:|---:|---|---|---|---|---|---:|"]
     for s in results["scenarios"]:
+        if "failed" in s:
+            lines.append(f"| {s['followers']} | failed: {s['failed'][:80]} |" + " |" * 11)
+            continue
         lat = s["latency_ms"]
         ok = "✔" if lat["p95"] is not None and lat["p95"] <= TARGET_P95_MS and s["errors"] == 0 else "✘"
         target = f"≤ {TARGET_P95_MS:g} ms {ok}" if s["followers"] == 100 else "reported"
@@ -320,6 +345,8 @@ def render(results: dict[str, Any], started: str, command: str) -> str:
             f"| {fmt(s['first_follower_ms']['p50'])} / {fmt(s['first_follower_ms']['p95'])} "
             f"| {fmt(s['last_follower_ms']['p50'])} / {fmt(s['last_follower_ms']['p95'])} "
             f"| {' / '.join(f'{100 * c:.0f} %' for c in s['app_cpu_share'])} | {100 * s['bench_cpu_share']:.0f} % |")
+    if "direct_ms" not in results:
+        return "\n".join([*lines, "", f"nginx path: failed ({results.get('nginx_failed', 'not run')}).", "", END])
     direct, nginx = results["direct_ms"], results["nginx_ms"]
     gap = None if direct["p95"] is None or nginx["p95"] is None else nginx["p95"] - direct["p95"]
     ok = "✔" if gap is not None and gap <= TARGET_NGINX_MS else "✘"
@@ -351,6 +378,7 @@ def main(argv: list[str] | None = None) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     (RESULTS / f"rooms-{stamp}.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    PARTIAL.unlink(missing_ok=True)
     section = render(results, started, "python -m bench.rooms" + (" --quick" if args.quick else "")
                      + (f" --followers {args.followers}" if args.followers != ",".join(map(str, FOLLOWERS)) else ""))
     print(section)
