@@ -225,3 +225,25 @@ def test_nginx_limits_one_browsers_downloads_and_says_so(supervised):
     assert statuses[:5] == [200] * 5 and 429 in statuses, statuses
     other = next(key for key in cookies.values() if key != cookie)
     assert get(f"{url}/data/scores.csv?T=24", cookie=other)[0] == 200
+
+
+#: The lecture deployment's app processes: five machines, four processes (one per core) each.
+LECTURE_BACKENDS = [f"app-{machine}:{port}" for machine in "abcde" for port in range(5006, 5010)]
+
+
+def test_the_lecture_deployment_is_consistent_across_its_files():
+    """deploy/lecture: nginx's list is the template rendered for every app process the app machines run,
+    each app process counts them all (rooms over the shared Redis), Redis wants a password."""
+    lecture = ROOT / "deploy" / "lecture"
+    expected = render(LECTURE_BACKENDS, "80", "/tmp", error_log="/dev/stderr", access_log="/dev/stdout")
+    assert (lecture / "nginx-lecture.conf").read_text() == expected
+    apps = (lecture / "apps.yaml").read_text()
+    ports = re.findall(r'PE_PORT: "(\d+)"\}, ports: \["(\d+):(\d+)"\]', apps)
+    assert [int(p) for p, _, _ in ports] == list(range(5006, 5010))
+    assert all(a == b == c for a, b, c in ports)
+    per_machine = len(ports)
+    assert f'PE_PROCESSES: "{per_machine * 5}"' in apps and len(LECTURE_BACKENDS) == per_machine * 5
+    assert "PE_REDIS_URL: redis://:${REDIS_PASSWORD" in apps and "@${FRONT" in apps
+    front = (lecture / "front.yaml").read_text()
+    assert '"--requirepass", "${REDIS_PASSWORD' in front
+    assert "./nginx-lecture.conf:/etc/nginx/nginx.conf:ro" in front
