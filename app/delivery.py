@@ -22,7 +22,7 @@ without a proxy in front:
   40-line stand-in (static/bokeh-tables-stub.js); in an autoload script (``server_document``) the
   relative URLs Panel leaves there are made absolute, and its models' stylesheets point at this
   server instead of cdn.holoviz.org. This replaces two module attributes of ``panel.io.server``
-  (``bundle_resources``, ``autoload_js_script``; tests/test_delivery.py guards them).
+  (``bundle_resources``, ``autoload_js_script``; tests/unit/test_delivery.py guards them).
 
 Every page and autoload script also runs three short scripts once BokehJS has loaded (inline, no
 request of their own): static/style-guard.js (BokehJS rewrites its views' ``<style>`` elements with
@@ -322,7 +322,7 @@ def panel_css_of(roots: Iterable[Model]) -> set[str]:
     On the page's critical path, so read fast: the document's model index, not a walk of the roots (~50 ms
     on ``/``), and the values a model was given (Bokeh's ``_property_values``) rather than its property
     getters (~10 ms for the 280 models of ``/``). Panel gives its stylesheets explicitly, so they are there;
-    if Bokeh renamed that dict, nothing would be preloaded and tests/test_delivery.py would fail. Roots
+    if Bokeh renamed that dict, nothing would be preloaded and tests/unit/test_delivery.py would fail. Roots
     outside a document (no page to preload for) give nothing.
     """
     roots = list(roots)

@@ -84,7 +84,7 @@ both of Bokeh's decoders read (``_InlineSmallBuffers``), and
 ``WSHandler.write_lock`` (``_schedule_write_events_sent_when_free``), and
 ``dispatch_tornado`` again with tornado's ``ws_connection.stream.socket``
 (``_dispatch_tornado_in_one_segment``), and ``DocumentModelManager._new_models`` with the
-``PATCH-DOC`` message's ``create`` (``data_first``). tests/test_fastsync.py asserts each of them
+``PATCH-DOC`` message's ``create`` (``data_first``). tests/unit/test_fastsync.py asserts each of them
 exists and still has the effect relied on, so an upgrade that moves one fails
 the tests instead of silently bringing the latency back. pyproject.toml pins
 ``panel>=1.8,<1.10`` for the same reason.

@@ -78,7 +78,7 @@ def serve(port: int = DEFAULT_PORT, address: str | None = None,
     pn.extension(notifications=False)
     pn.config.exception_handler = _log_callback_failure
     # Bokeh validates every new session's whole document only to log developers' warnings: three
-    # walks of its models, ~20 % of building a page. tests/test_validation.py validates every page
+    # walks of its models, ~20 % of building a page. tests/unit/test_validation.py validates every page
     # kind instead; BOKEH_VALIDATE_DOC=true turns it back on.
     if "BOKEH_VALIDATE_DOC" not in os.environ:
         bokeh_settings.perform_document_validation.set_value(False)

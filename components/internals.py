@@ -6,7 +6,7 @@ it needs. It gets ``False``, and the app keeps Panel's and Bokeh's stock behavio
 when
 
 * ``PE_STOCK=1`` is set in the environment (every patch off: the app as plain Panel would run it;
-  the CI runs a browser subset so, tests/test_stock_browser.py), or
+  the CI runs a browser subset so, tests/browser/test_stock_browser.py), or
 * one of those names is missing, as after an upgrade that moved it. Then one warning line names
   the patch and what is missing.
 

@@ -11,7 +11,7 @@ A teacher corrects a sentence there without reading Python. What a file may hold
 * several passages, each starting with a line ``<!-- part: name -->``; what comes before
   the first such line (after the title) is the passage ``intro``.
 
-Both languages must name the same passages and the same live numbers (tests/test_prose.py).
+Both languages must name the same passages and the same live numbers (tests/unit/test_prose.py).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from app.model.state import ExplorerState
 from components.lesson.sum import SumOrConcatenate
 from tests.helpers import row_by_hand
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from app.server import free_port
 from tests.helpers import wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 
 

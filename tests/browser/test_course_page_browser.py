@@ -18,7 +18,7 @@ from tests.helpers import wait_until
 
 pytestmark = pytest.mark.browser
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "course-page-example" / "index.html"
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "course-page-example" / "index.html"
 
 
 class _CoursePage(http.server.BaseHTTPRequestHandler):

@@ -19,11 +19,11 @@ from app.lesson import SECTIONS
 from app.model.strings import text
 from app.pages import routes
 from tests.helpers import figure_count, model_property, plots_drawn, press, slider_handle, wait_until
-from tests.test_lesson_browser import scroll_through
+from tests.browser.test_lesson_browser import scroll_through
 
 pytestmark = pytest.mark.browser
 
-AXE = (Path(__file__).parent / "vendor" / "axe.min.js").read_text(encoding="utf-8")
+AXE = (Path(__file__).parents[1] / "vendor" / "axe.min.js").read_text(encoding="utf-8")
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 #: axe runs on the page as a reader who scrolls to each part sees it. The lesson's sections off screen
 #: are not rendered (``content-visibility: auto``, components/lazy.py) until they come near the screen,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("app", "components", "bench", "deploy")
 #: What the model may import: the standard library and these.
 MODEL_THIRD_PARTY = {"numpy", "param", "markdown_it", "mdit_py_plugins"}

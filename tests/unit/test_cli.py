@@ -18,7 +18,7 @@ from app.model.strings import text
 from app.server import free_port
 from tests.helpers import press, wait_for_source, wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_defaults_and_environment(monkeypatch):

@@ -16,7 +16,7 @@ from bokeh.document import Document
 from app.model import core
 from bench.floor_app import floor_document
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_floor_builds_its_named_sources_and_answers_its_sliders():

@@ -14,7 +14,7 @@ from app.lesson import SECTIONS
 from app.model.state import ExplorerState
 from app.pages import VIEWS
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 LISTED = set(re.findall(r"`([a-z_]+)`", README))
 
 

@@ -30,7 +30,7 @@ from app.server import free_port, serving
 from bench.protocol import BokehClient
 from tests.helpers import run_coroutine, wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: A line of app/model/core/ that no page or static file carries.
 SECRET = b"__all__"
 

@@ -9,7 +9,7 @@ state that is valid as it stands (its own address parses without a notice), show
 value was certainly wrong, and log no traceback or error.
 
 Quick suite: ``PE_FUZZ_EXAMPLES`` examples (200 by default). The long run (documented in
-docs/reliability.md): ``PE_FUZZ_EXAMPLES=1000 python -m pytest -q tests/test_fuzz_urls.py``.
+docs/reliability.md): ``PE_FUZZ_EXAMPLES=1000 python -m pytest -q tests/unit/test_fuzz_urls.py``.
 """
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ def test_nginx_tells_the_app_it_serves_the_bundles():
     from pathlib import Path
 
     for name in ("nginx.conf.template", "nginx-compose.conf"):
-        text = (Path(__file__).parent.parent / "deploy" / name).read_text()
+        text = (Path(__file__).parents[2] / "deploy" / name).read_text()
         server_level = text[text.index("server {"):text.index("location /")]
         assert f'proxy_set_header {earlyhead.BUNDLES_ELSEWHERE_HEADER} "1";' in server_level
 

@@ -18,7 +18,7 @@ from app.server import free_port
 from tests.helpers import press, wait_for_source, wait_until
 
 pytestmark = pytest.mark.browser
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: The page asks again after at most 10 s (components/connection.py), then reloads: the bound on its way back.
 BACK_WITHIN_S = 20.0
 

@@ -149,7 +149,7 @@ def test_space_plays_and_pauses_and_plus_minus_change_the_speed(page, app_url, c
 
 @pytest.mark.parametrize(("route", "count"), [("order", 0), ("quiz", 0), ("mistakes", 1), ("hands", 1)])
 def test_a_section_page_shows_play_only_where_play_moves_something(page, app_url, route, count):
-    """Play runs pos or k; the sentences and the quiz use neither (tests/test_sections_in_place.py). Where the page
+    """Play runs pos or k; the sentences and the quiz use neither (tests/unit/test_sections_in_place.py). Where the page
     has no play, neither has its keyboard: space started a play nobody could see or stop with a button."""
     page.goto(f"{app_url}/{route}?lang=en&speed=20")
     expect(page.get_by_role("button", name=text("en", "present_enter"))).to_be_visible(timeout=30_000)
