@@ -18,8 +18,8 @@ from playwright.sync_api import expect
 from app.lesson import SECTIONS
 from app.model.strings import text
 from app.pages import routes
-from tests.helpers import figure_count, model_property, plots_drawn, press, slider_handle, wait_until
 from tests.browser.test_lesson_browser import scroll_through
+from tests.helpers import figure_count, model_property, plots_drawn, press, slider_handle, wait_until
 
 pytestmark = pytest.mark.browser
 
