@@ -46,6 +46,7 @@ from components.checks import LiveChecks
 from components.clocks import PairClocks
 from components.controls import Controls
 from components.distance import ScoreCurve
+from components.figure_theme import FigureStyler, page_styler
 from components.keyboard import PageKeys
 from components.ladder import WavelengthLadder
 from components.lazy import BUILD_MARGIN_PX, PENDING_CLASS, LazyPart, placeholder, watch_sections
@@ -278,15 +279,21 @@ class LaterViews:
             objects[index] = VIEWS[name].view(self.state)
         self.places = {}
         self.layout.objects = objects
+        # Panel sends the new children past the document's callbacks, where the styler listens.
+        styler = page_styler(self.state)
+        if styler is not None:
+            styler.restyle_part(self.layout)
         self.anchor.complete = True
 
 
 class LaterParts:
     """Fills ``column`` with ``build()`` once the browser has drawn the page (Panel's ``onload``, as
-    ``LaterViews``), in one update of that column; then tells ``anchor`` that the page is complete."""
+    ``LaterViews``), in one update of that column; then tells ``anchor`` that the page is complete. The new
+    parts' figures take the page's theme and sizes (``styler``, the session's ``page_styler``)."""
 
-    def __init__(self, column: pn.Column, build: Callable[[], list[pn.viewable.Viewable]], anchor: SectionAnchor):
-        self.column, self._build, self.anchor = column, build, anchor
+    def __init__(self, column: pn.Column, build: Callable[[], list[pn.viewable.Viewable]], anchor: SectionAnchor,
+                 styler: FigureStyler | None = None):
+        self.column, self._build, self.anchor, self.styler = column, build, anchor, styler
         pn.state.onload(self.build)
 
     def build(self) -> None:
@@ -294,6 +301,8 @@ class LaterParts:
         if self._build is not None:
             build, self._build = self._build, None
             self.column.objects = [part for part in build() if part is not None]
+            if self.styler is not None:
+                self.styler.restyle_part(self.column)
             self.anchor.complete = True
 
 
@@ -424,7 +433,8 @@ def lesson_page() -> pn.viewable.Viewable:
                   later,
                   AddressBar(state, title=text(lang, "page_title")), anchor, *page_extras(state, "lesson", "first")]
     LaterParts(later, lambda: [*sections(slugs[FIRST_SECTIONS:]), watch_sections(parts),
-                               *page_extras(state, "lesson", "later")], anchor)
+                               *page_extras(state, "lesson", "later")], anchor,
+               page_styler(state))
     return pn.Column(*(part for part in body if part is not None), sizing_mode="stretch_width",
                      stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-lesson"])
 
