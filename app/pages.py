@@ -62,17 +62,21 @@ from components.ticks import run_next_tick
 
 @dataclass(frozen=True)
 class ViewSpec:
-    """A view class, the title key of its section and the controls it needs."""
+    """A view class, the title key of its section, the controls it needs, and the key of a one-line caveat
+    shown under it on its own page (``""``: none), where no lesson text around it says what it leaves out."""
 
     view: type[pn.viewable.Viewer]
     title: str
     controls: tuple[str, ...]
+    alone_note: str = ""
 
 
 VIEWS: dict[str, ViewSpec] = {
     "ladder": ViewSpec(WavelengthLadder, "ladder_title", ("d_model", "T", "base", "pair", "pos", "k")),
     "clocks": ViewSpec(PairClocks, "clocks_title", ("d_model", "T", "base", "pair", "pos", "k")),
-    "distance": ViewSpec(ScoreCurve, "distance_title", ("d_model", "T", "base", "k")),
+    # Alone (an iframe on a course page) the curve would say more than it shows: a trained model's score has
+    # content terms too (the lesson's «what a score can see» says so right after it).
+    "distance": ViewSpec(ScoreCurve, "distance_title", ("d_model", "T", "base", "k"), alone_note="distance_caveat"),
     "checks": ViewSpec(LiveChecks, "checks_title", ("d_model", "T", "base", "pos", "k")),
 }
 
@@ -490,6 +494,8 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
         parts = [top_bar(state, "view", tools), notice_alert(state.lang, notices),
                  MistakeNote(state) if name in DRAWN_WITH_MISTAKES else None,
                  Controls(state, shown, columns=3) if shown else None, view,
+                 html_pane(f'<p class="pe-readout">{html.escape(text(state.lang, spec.alone_note))}</p>',
+                           name=f"{name}_alone_note", sizing_mode="stretch_width") if spec.alone_note else None,
                  None if script_embedded() else AddressBar(state, title=text(state.lang, "page_title")),
                  *page_extras(state, "view")]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
