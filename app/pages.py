@@ -47,6 +47,7 @@ from components.checks import LiveChecks
 from components.clocks import PairClocks
 from components.controls import Controls
 from components.distance import ScoreCurve
+from components.figure_theme import FigureStyler, page_styler
 from components.keyboard import PageKeys
 from components.ladder import WavelengthLadder
 from components.lazy import BUILD_MARGIN_PX, PENDING_CLASS, LazyPart, placeholder, watch_sections
@@ -62,17 +63,21 @@ from components.ticks import run_next_tick
 
 @dataclass(frozen=True)
 class ViewSpec:
-    """A view class, the title key of its section and the controls it needs."""
+    """A view class, the title key of its section, the controls it needs, and the key of a one-line caveat
+    shown under it on its own page (``""``: none), where no lesson text around it says what it leaves out."""
 
     view: type[pn.viewable.Viewer]
     title: str
     controls: tuple[str, ...]
+    alone_note: str = ""
 
 
 VIEWS: dict[str, ViewSpec] = {
     "ladder": ViewSpec(WavelengthLadder, "ladder_title", ("d_model", "T", "base", "pair", "pos", "k")),
     "clocks": ViewSpec(PairClocks, "clocks_title", ("d_model", "T", "base", "pair", "pos", "k")),
-    "distance": ViewSpec(ScoreCurve, "distance_title", ("d_model", "T", "base", "k")),
+    # Alone (an iframe on a course page) the curve would say more than it shows: a trained model's score has
+    # content terms too (the lesson's «what a score can see» says so right after it).
+    "distance": ViewSpec(ScoreCurve, "distance_title", ("d_model", "T", "base", "k"), alone_note="distance_caveat"),
     "checks": ViewSpec(LiveChecks, "checks_title", ("d_model", "T", "base", "pos", "k")),
 }
 
@@ -269,15 +274,21 @@ class LaterViews:
             objects[index] = VIEWS[name].view(self.state)
         self.places = {}
         self.layout.objects = objects
+        # Panel sends the new children past the document's callbacks, where the styler listens.
+        styler = page_styler(self.state)
+        if styler is not None:
+            styler.restyle_part(self.layout)
         self.anchor.complete = True
 
 
 class LaterParts:
     """Fills ``column`` with ``build()`` once the browser has drawn the page (Panel's ``onload``, as
-    ``LaterViews``), in one update of that column; then tells ``anchor`` that the page is complete."""
+    ``LaterViews``), in one update of that column; then tells ``anchor`` that the page is complete. The new
+    parts' figures take the page's theme and sizes (``styler``, the session's ``page_styler``)."""
 
-    def __init__(self, column: pn.Column, build: Callable[[], list[pn.viewable.Viewable]], anchor: SectionAnchor):
-        self.column, self._build, self.anchor = column, build, anchor
+    def __init__(self, column: pn.Column, build: Callable[[], list[pn.viewable.Viewable]], anchor: SectionAnchor,
+                 styler: FigureStyler | None = None):
+        self.column, self._build, self.anchor, self.styler = column, build, anchor, styler
         pn.state.onload(self.build)
 
     def build(self) -> None:
@@ -285,6 +296,8 @@ class LaterParts:
         if self._build is not None:
             build, self._build = self._build, None
             self.column.objects = [part for part in build() if part is not None]
+            if self.styler is not None:
+                self.styler.restyle_part(self.column)
             self.anchor.complete = True
 
 
@@ -415,7 +428,8 @@ def lesson_page() -> pn.viewable.Viewable:
                   later,
                   AddressBar(state, title=text(lang, "page_title")), anchor, *page_extras(state, "lesson", "first")]
     LaterParts(later, lambda: [*sections(slugs[FIRST_SECTIONS:]), watch_sections(parts),
-                               *page_extras(state, "lesson", "later")], anchor)
+                               *page_extras(state, "lesson", "later")], anchor,
+               page_styler(state))
     return pn.Column(*(part for part in body if part is not None), sizing_mode="stretch_width",
                      stylesheets=[STYLESHEET], css_classes=["pe-page", "pe-lesson"])
 
@@ -471,6 +485,8 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
         parts = [top_bar(state, "view", tools), notice_alert(state.lang, notices),
                  MistakeNote(state) if name in DRAWN_WITH_MISTAKES else None,
                  Controls(state, shown, columns=3) if shown else None, view,
+                 html_pane(f'<p class="pe-readout">{html.escape(text(state.lang, spec.alone_note))}</p>',
+                           name=f"{name}_alone_note", sizing_mode="stretch_width") if spec.alone_note else None,
                  None if script_embedded() else AddressBar(state, title=text(state.lang, "page_title")),
                  *page_extras(state, "view")]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",

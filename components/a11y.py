@@ -7,8 +7,13 @@ none of them can be given one from Python. ``AccessibleNames`` is one invisible
 component per page that names them in the browser, in the page's language:
 
 * a slider handle gets ``aria-label`` = its slider's title without the value
-  (``aria-valuetext`` already says the value; a DiscreteSlider's title is the text
-  Panel puts just before it);
+  (``aria-valuetext`` says the value; a DiscreteSlider's title is the text
+  Panel puts just before it), and an ``aria-valuetext`` that says the value as the
+  title shows it: BokehJS creates its noUiSlider without a format, whose default
+  writes every value with two decimals ("64.00", "-3.00"), so an integer slider's
+  value is rewritten as the integer ("64", "−3") and the discrete slider's (base)
+  as its title's value ("10000"), not its index. noUiSlider rewrites the attribute
+  on every update, so each handle keeps an observer of that one attribute;
 * a player button gets ``aria-label`` and ``title`` from its kind (play, pause …);
 * a figure's canvas gets ``role=img`` and ``aria-label`` = the figure's title, or its
   axis labels when it has none; its event layer leaves the Tab order (no figure here
@@ -64,6 +69,27 @@ class AccessibleNames(PlainJSComponent):
       return label.replace(/[:\\s]+$/, "");
     }
 
+    // The value a handle's aria-valuetext should say, by handle: the discrete slider's title, or the integer.
+    const valueTexts = new WeakMap();
+    const integerText = (handle) => {
+      const value = Number((handle.getAttribute("aria-valuetext") ?? "").replace("\u2212", "-"));
+      if (!Number.isFinite(value) || Math.abs(value - Math.round(value)) > 1e-9) return null;
+      const whole = Math.round(value);
+      return whole < 0 ? "\u2212" + String(-whole) : String(whole);
+    };
+    function announce(handle, valueText, mine = false) {
+      if (mine || !valueTexts.has(handle)) valueTexts.set(handle, valueText);
+      const fix = () => {
+        const shown = valueTexts.get(handle)(handle);
+        if (shown && handle.getAttribute("aria-valuetext") !== shown) handle.setAttribute("aria-valuetext", shown);
+      };
+      if (!handle.__peValueText) {
+        handle.__peValueText = true;
+        new MutationObserver(fix).observe(handle, { attributes: true, attributeFilter: ["aria-valuetext"] });
+      }
+      fix();
+    }
+
     function setName(el, name, extra = {}) {
       if (!name || el.getAttribute("aria-label") === name) return;
       el.setAttribute("aria-label", name);
@@ -84,13 +110,24 @@ class AccessibleNames(PlainJSComponent):
       let frame = 0;
 
       const name = (root) => {
-        for (const handle of root.querySelectorAll(".noUi-handle")) setName(handle, sliderTitle(root));
+        for (const handle of root.querySelectorAll(".noUi-handle")) {
+          setName(handle, sliderTitle(root));
+          announce(handle, integerText);
+        }
         // A discrete slider's title (components.theme.SliderTitle) is drawn after its slider, and redrawn on
-        // every step: each time, the slider just after it is named from it.
-        if (root.querySelector(".pe-slider-title")) {
+        // every step: each time, the slider just after it is named from it, and says the title's value.
+        const discrete = root.querySelector(".pe-slider-title");
+        if (discrete) {
           const slider = root.host?.nextElementSibling?.shadowRoot;
           const title = slider && sliderTitle(slider);
-          for (const handle of slider?.querySelectorAll(".noUi-handle") ?? []) setName(handle, title);
+          const shown = () => {
+            const words = textOf(discrete.isConnected ? discrete : root.querySelector(".pe-slider-title"));
+            return words.slice(words.lastIndexOf(":") + 1).trim() || null;
+          };
+          for (const handle of slider?.querySelectorAll(".noUi-handle") ?? []) {
+            setName(handle, title);
+            announce(handle, shown, true);
+          }
         }
         for (const button of root.querySelectorAll("button")) {
           const kind = [...button.classList].find((c) => c in model.player_labels);

@@ -268,10 +268,14 @@ def _number(x: float) -> str:
 #: and the optional end tags are left out. Row 1: matrix, matrix, ·, PE[pos],
 #: =, product; row 2 (the operators span both rows): matrix, matrix, PE[pos],
 #: product; row 3: the captions (the first spans two columns: PE[pos] is its 3rd cell).
+#: The matrix and the vectors sit between square brackets, as on the board (bars read as a
+#: determinant): a side's border is the bracket's upright, a short stroke drawn as a background
+#: at its top or bottom corner is its serif.
 BLOCK_CSS = f"""
 h3 {{ font-size: 1.25rem; margin: 0.3em 0 0.5em 0; }}
 p {{ font-size: 1.15rem; line-height: 1.4; }}
-table {{ border-collapse: collapse; font-size: 1.1rem; font-variant-numeric: tabular-nums; }}
+table {{ border-collapse: collapse; font-size: 1.1rem; font-variant-numeric: tabular-nums;
+         --pe-serif: linear-gradient(var(--pe-ink), var(--pe-ink)); }}
 td {{ padding: 0.15em 0.45em; text-align: right; }}
 tr:not(:last-child) td:first-child,
 tr:first-child td:is(:nth-child(4), :nth-child(6)),
@@ -279,6 +283,15 @@ tr:nth-child(2) td:is(:nth-child(3), :nth-child(4)) {{ border-left: 2px solid va
 tr:not(:last-child) td:nth-child(2),
 tr:first-child td:is(:nth-child(4), :nth-child(6)),
 tr:nth-child(2) td:is(:nth-child(3), :nth-child(4)) {{ border-right: 2px solid var(--pe-ink); }}
+tr:first-child td:first-child {{ background: var(--pe-serif) left top / 0.4em 2px no-repeat; }}
+tr:nth-child(2) td:first-child {{ background: var(--pe-serif) left bottom / 0.4em 2px no-repeat; }}
+tr:first-child td:nth-child(2) {{ background: var(--pe-serif) right top / 0.4em 2px no-repeat; }}
+tr:nth-child(2) td:nth-child(2) {{ background: var(--pe-serif) right bottom / 0.4em 2px no-repeat; }}
+tr:first-child td:is(:nth-child(4), :nth-child(6)) {{
+  background: var(--pe-serif) left top / 0.4em 2px no-repeat, var(--pe-serif) right top / 0.4em 2px no-repeat; }}
+tr:nth-child(2) td:is(:nth-child(3), :nth-child(4)) {{
+  background: var(--pe-serif) left bottom / 0.4em 2px no-repeat,
+              var(--pe-serif) right bottom / 0.4em 2px no-repeat; }}
 td[rowspan] {{ font-size: 1.5rem; padding: 0 0.4em; text-align: center; }}
 tr:last-child td {{ font-size: 0.95rem; text-align: center; padding-top: 0.4em; color: var(--pe-muted); }}
 tr:last-child td:nth-child(3) {{ color: var(--pe-t-pos-text, {COLORS["pos"]}); }}

@@ -34,10 +34,10 @@ held events to the browser itself (``panel.io.document.unlocked``), so neither
 ``Document.on_change`` nor a model's ``on_change`` callbacks see them. A
 presented slide reached by Next or PageDown kept its reading size until a
 reload (issue 45): ``components.present.Presentation`` now passes each slide
-it shows to ``restyle_part``, in the same message as the slide. The parts that
-a reading page adds after its first draw (``components.lazy.LazyPart``,
-``app.pages.LaterViews`` and ``LaterParts``) do not call it yet: in the dark
-theme their figures stay light.
+it shows to ``restyle_part``, in the same message as the slide, and so do the
+parts that a reading page adds after its first draw (``components.lazy.LazyPart``,
+``app.pages.LaterViews`` and ``LaterParts``, through ``page_styler``): before,
+in the dark theme their figures stayed light.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ import colorsys
 import re
 import weakref
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary, WeakSet
 
 import panel as pn
@@ -62,6 +63,9 @@ from bokeh.document.events import (
 from bokeh.model import Model
 from bokeh.models import Annotation, ColorMapper, ColumnDataSource, ContinuousTicker, Legend, Plot, Scatter
 from bokeh.models.glyph import Glyph
+
+if TYPE_CHECKING:
+    from app.model.state import ExplorerState
 
 #: The dark theme's background: Panel's own dark design's, so figures and widgets sit on one ground.
 DARK_BACKGROUND = "#212529"
@@ -368,3 +372,8 @@ def style_figures(doc: Document | None, *, dark: bool, present: bool) -> FigureS
     if doc not in _STYLERS:
         _STYLERS[doc] = FigureStyler(doc, dark=dark, present=present)
     return _STYLERS[doc]
+
+
+def page_styler(state: ExplorerState) -> FigureStyler | None:
+    """The session's ``FigureStyler``, for the state's theme and presentation mode (``None`` without a session)."""
+    return style_figures(pn.state.curdoc, dark=state.theme == "dark", present=state.present)

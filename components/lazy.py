@@ -8,6 +8,7 @@ import panel as pn
 import param
 
 from app.model.state import ExplorerState, StateMirror
+from components.figure_theme import page_styler
 from components.plainjs import PlainJSComponent
 from components.theme import FIND_BY_ID_JS
 from components.widgets import mark_connected
@@ -121,7 +122,9 @@ class LazyPart(pn.viewable.Viewer):
     the part is near: a section far from the reader costs nothing on a slider
     step and catches up in one step when the reader comes back. ``build_now()``
     builds at once (the top of the page; a page without a browser, a test, the
-    benchmark).
+    benchmark). The built part's figures take the page's theme and presentation
+    sizes at once (``page_styler``): Panel sends a layout's new children past the
+    document's change callbacks, where the styler listens.
     """
 
     def __init__(self, build: Callable[[ExplorerState], pn.viewable.Viewable], state: ExplorerState, height: int,
@@ -130,6 +133,7 @@ class LazyPart(pn.viewable.Viewer):
         self._build = build
         self._state = state
         self.mirror: StateMirror | None = None
+        self._styler = page_styler(state)
         # Off screen, the browser skips the part's style, layout and paint (content-visibility), so a frame
         # (a slider's handle moving) costs what is on screen, not the whole long page; a printout has it all.
         self.column = pn.Column(placeholder(height),
@@ -146,6 +150,8 @@ class LazyPart(pn.viewable.Viewer):
         if self.mirror is None:
             self.mirror = StateMirror(self._state)
             self.column.objects = [self._build(self.mirror.copy)]
+            if self._styler is not None:
+                self._styler.restyle_part(self.column)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self.column

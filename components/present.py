@@ -29,7 +29,7 @@ import param
 from app.model.state import ExplorerState, Notice
 from app.model.strings import minus_sign, text
 from components.animation import animation_for
-from components.figure_theme import FigureStyler, style_figures
+from components.figure_theme import FigureStyler, page_styler
 from components.keyboard import PageKeys
 from components.plainjs import PlainJSComponent
 from components.stylesheets import WIDGET_STYLESHEET
@@ -213,11 +213,6 @@ def page_switches(state: ExplorerState) -> PageSwitches:
                         **({"height": 70} if state.present
                            # Both buttons on one line (the bar wraps its other tools instead).
                            else {"sizing_mode": "stretch_width", "min_width": 330}))
-
-
-def page_styler(state: ExplorerState) -> FigureStyler | None:
-    """The session's ``FigureStyler``, for the state's theme and presentation mode (``None`` without a session)."""
-    return style_figures(pn.state.curdoc, dark=state.theme == "dark", present=state.present)
 
 
 def page_look(state: ExplorerState, kind: str) -> PageLook:

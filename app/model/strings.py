@@ -3,7 +3,9 @@
 Views never hold literal text: they call ``text(lang, key, **values)``. Both
 tables must have the same keys (a test checks it). Values are ``str.format``
 templates; numbers are formatted by the caller's template, not here, except
-that a negative number is printed with a true minus sign (``minus_sign``).
+that a negative number is printed with a true minus sign (``minus_sign``), and
+that the format spec ``sub`` prints an integer as a subscript (``subscript``):
+``"M{k:sub}"`` with k = −7 is "M₋₇", as the board writes M with k below.
 """
 
 from __future__ import annotations
@@ -75,6 +77,34 @@ def percent(share: float, decimals: int = 1) -> str:
     return number(100 * share, places)
 
 
+#: Unicode's subscript forms: every digit, the signs, the brackets, and the letters a subscript of this lesson
+#: needs (p, k, m, n, i, r, s, o, …; Unicode has no subscript q, b, c, d, f, g, w, y, z).
+SUBSCRIPTS = str.maketrans({
+    **{str(digit): chr(0x2080 + digit) for digit in range(10)},
+    "+": "\u208a", "-": "\u208b", "\u2212": "\u208b", "=": "\u208c", "(": "\u208d", ")": "\u208e",
+    "a": "\u2090", "e": "\u2091", "o": "\u2092", "x": "\u2093", "h": "\u2095", "k": "\u2096", "l": "\u2097",
+    "m": "\u2098", "n": "\u2099", "p": "\u209a", "s": "\u209b", "t": "\u209c", "i": "\u1d62", "j": "\u2c7c",
+    "r": "\u1d63", "u": "\u1d64", "v": "\u1d65",
+})
+
+
+def subscript(value: int | str) -> str:
+    """``value`` written below the line, in Unicode's subscript characters: 7 → "₇", −12 → "₋₁₂", "p+k" → "ₚ₊ₖ".
+
+    A figure's title is plain text (no KaTeX), so "M_−7" and "PE_(p+k)" beside the prose's typeset
+    $M_k$ read as code; these read as the board does. A character without a subscript form is refused
+    (``ValueError``) rather than left on the line.
+    """
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = str(int(value))
+    elif not isinstance(value, str):
+        raise ValueError(f"subscript: an integer or text, not {value!r}")
+    missing = sorted({char for char in value if ord(char) not in SUBSCRIPTS})
+    if missing:
+        raise ValueError(f"subscript: no subscript form for {''.join(missing)!r} in {value!r}")
+    return value.translate(SUBSCRIPTS)
+
+
 class _Number:
     """A number argument of ``text``: formatted as its template says, then given its minus sign."""
 
@@ -88,6 +118,8 @@ class _Number:
         # measurement, where the two are the same number.
         if spec.endswith(("e", "E")) and self.value == 0:
             return "0"
+        if spec == "sub":
+            return subscript(self.value)
         return minus_sign(format(self.value, spec))
 
 

@@ -142,8 +142,8 @@ class RotaryPosition(LessonSection):
                          tools="", toolbar_location=None, match_aspect=True)
             cells = fig.rect(x="n", y="m", width=1, height=1, source=source, line_color=None,
                              fill_color={"field": "score", "transform": mapper}, name=f"{name}_cells")
-            # A dark ring inside a light one: seen on the palette's pale middle and on its dark ends alike, in
-            # either theme (the dark theme swaps the two: ``components.figure_theme.dark_color``).
+            # A cell's square outline, a dark frame inside a light one: seen on the palette's pale middle and on
+            # its dark ends alike, in either theme (the dark theme swaps the two: ``figure_theme.dark_color``).
             fig.rect(x="n", y="m", width=1, height=1, source=self.cell, fill_alpha=0, line_color="white",
                      line_width=7, level=MOVING, name=f"{name}_cell_halo")
             fig.rect(x="n", y="m", width=1, height=1, source=self.cell, fill_alpha=0, line_color=COLORS["ink"],
@@ -264,11 +264,11 @@ class RotaryPosition(LessonSection):
             # Whole positions for a long wavelength; 2π ≈ 6.28 (d_model = 2) is not "6".
             "wavelength": number(slowest, 2 if slowest < 100 else 0),
             "base": f"{s.base:,}".replace(",", "\u202f"),
-            "ring": self._ring(count),
+            "marked": self._marked(count),
         }
 
-    def _ring(self, count: int) -> str:
-        """Which cell the ring marks, and why there is none on the figures when it lies beyond them."""
+    def _marked(self, count: int) -> str:
+        """Which cell the square outline marks, and why there is none on the figures when it lies beyond them."""
         s = self.state
         m, n = s.pos, s.target
         key = ("rope_ring_table" if not 0 <= n < s.T else

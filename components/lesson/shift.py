@@ -35,16 +35,24 @@ from components.widgets import LiveHTML
 #: Rows and columns of M_k drawn at most: its top-left corner beyond (32 pairs).
 MATRIX_SIZE = 64
 
+#: The block and its vectors between square brackets, as on the board: the sides' borders are the
+#: uprights, short strokes drawn as backgrounds at the four corners the serifs.
 BLOCK_CSS = f"""
 .sb {{ font-size: 1.3rem; line-height: 1.5; }}
 .sb .cap {{ font-weight: 600; margin-bottom: 0.3rem; }}
 .sb .eq {{ display: flex; flex-wrap: wrap; align-items: center; gap: 0.6rem 0.9rem; }}
 .sb figure {{ margin: 0; display: flex; flex-direction: column; align-items: center; }}
 .sb figcaption {{ font-size: 1rem; color: var(--pe-t-muted, #444); margin-top: 0.2rem; }}
-.sb .m {{ display: inline-grid; gap: 0.1rem 1rem; padding: 0.15rem 0.6rem; border-left: 3px solid {COLORS["ink"]};
-          border-right: 3px solid {COLORS["ink"]}; border-radius: 8px; font-variant-numeric: tabular-nums;
-          text-align: right; }}
-.sb .m2 {{ grid-template-columns: auto auto; border-color: {COLORS["selected"]}; }}
+.sb .m {{ --pe-bracket: var(--pe-ink, {COLORS["ink"]});
+          --pe-serif: linear-gradient(var(--pe-bracket), var(--pe-bracket));
+          display: inline-grid; gap: 0.1rem 1rem; padding: 0.15rem 0.6rem;
+          border-left: 3px solid var(--pe-bracket); border-right: 3px solid var(--pe-bracket);
+          background: var(--pe-serif) left top / 0.5em 3px no-repeat,
+                      var(--pe-serif) left bottom / 0.5em 3px no-repeat,
+                      var(--pe-serif) right top / 0.5em 3px no-repeat,
+                      var(--pe-serif) right bottom / 0.5em 3px no-repeat;
+          font-variant-numeric: tabular-nums; text-align: right; }}
+.sb .m2 {{ grid-template-columns: auto auto; --pe-bracket: {COLORS["selected"]}; }}
 .sb .m1 {{ grid-template-columns: auto; }}
 .sb .op {{ font-size: 1.6rem; }}
 """

@@ -46,6 +46,71 @@ def label_side(value: float) -> tuple[str, int]:
     return ("bottom", -4) if value >= 0 else ("top", 4)
 
 
+#: The cross terms' figure as the level labels' placement assumes it, on the small side (a 1280 px
+#: screen, or a projector's slide, where labels and dots are larger): the frame's width and height (px),
+#: a label's height and the width of one of its characters (px, at TICK_SIZE and the presented sizes),
+#: a dot's radius (px) and the gap between a label and its line (px). A wider figure only leaves more room.
+LABEL_FRAME_PX = (1150, 320)
+LABEL_HEIGHT_PX = 26
+LABEL_CHAR_PX = 10
+DOT_RADIUS_PX = 8
+LABEL_GAP_PX = 4
+
+
+def level_label_places(dots_x: np.ndarray, dots_y: np.ndarray, levels: list[float], labels: list[str],
+                       ends: list[str], sides: list[tuple[str, int]], x_range: tuple[float, float],
+                       y_range: tuple[float, float]) -> list[tuple[float, str, str, int]]:
+    """Where each level line's label goes, ``(x, align, baseline, y_offset)``: on no dot and on no other label.
+
+    A label first tries its own end of its line (``ends``: "left" or "right") on its side (``sides``:
+    ``label_side``), then the other side, then the other end, then spots along its line from its end
+    inwards; where all of them cover a dot, the same again half a label's height further from the line,
+    up to a height, never across another level line. Its box is estimated in data units from
+    ``LABEL_FRAME_PX`` and the ranges, grown by a dot's radius. Where no spot is free (a table so long
+    that dots fill the whole band), the label takes the spot that covers the fewest dots, and never
+    another label or line if it can help it.
+    """
+    (x0, x1), (y0, y1) = x_range, y_range
+    per_x = (x1 - x0) / LABEL_FRAME_PX[0]
+    per_y = (y1 - y0) / LABEL_FRAME_PX[1]
+    margin_x, margin_y = DOT_RADIUS_PX * per_x, DOT_RADIUS_PX * per_y
+    placed: list[tuple[float, float, float, float]] = []
+    places = []
+    for level, label, end, side in zip(levels, labels, ends, sides, strict=True):
+        width = len(label) * LABEL_CHAR_PX * per_x
+        step = width / 4
+        inward = [x0 + i * step for i in range(int((x1 - x0 - width) / step) + 1)] if x1 - x0 > width else []
+        spots = [(x0, "left") if end == "left" else (x1, "right"),
+                 (x1, "right") if end == "left" else (x0, "left"),
+                 *((x, "left") for x in (inward if end == "left" else reversed(inward)))]
+        towards = (1, -1) if side[0] == "bottom" else (-1, 1)  # its own side first: +1 above the line
+
+        def box(x: float, align: str, gap: float, level: float = level, width: float = width) -> tuple:
+            left = x if align == "left" else x - width
+            bottom = level + gap * per_y if gap > 0 else level + (gap - LABEL_HEIGHT_PX) * per_y
+            return (left - margin_x, left + width + margin_x,
+                    bottom - margin_y, bottom + LABEL_HEIGHT_PX * per_y + margin_y)
+
+        def dots_under(b: tuple) -> int:
+            return int(np.count_nonzero((dots_x >= b[0]) & (dots_x <= b[1]) & (dots_y >= b[2]) & (dots_y <= b[3])))
+
+        def on_label(b: tuple, level: float = level) -> bool:
+            # Another label, or another level line between this label and its own: it would read as that one's.
+            return any(b[0] < o[1] and o[0] < b[1] and b[2] < o[3] and o[2] < b[3] for o in placed) or any(
+                other != level and (b[2] <= other <= b[3] or min(b[2], level) <= other <= max(b[3], level))
+                for other in levels)
+
+        # Nearest its line first: at the gap, then half a label's height further each time, up to a height.
+        candidates = [(x, align, sign * (LABEL_GAP_PX + lift * LABEL_HEIGHT_PX // 2))
+                      for lift in range(3) for x, align in spots for sign in towards]
+        scored = [(dots_under(box(*c)) + (len(dots_x) + 1) * on_label(box(*c)), n, c) for n, c in enumerate(candidates)]
+        _, _, (x, align, gap) = min(scored)
+        placed.append(box(x, align, gap))
+        # Screen y runs down: a label above its line has its bottom there, lifted by a negative offset.
+        places.append((x, align, "bottom", -gap) if gap > 0 else (x, align, "top", -gap))
+    return places
+
+
 class SumOrConcatenate(LessonSection):
     """x = e + PE shares the width; [e; PE] splits it. The costs and gains of each, in numbers."""
 
@@ -223,6 +288,12 @@ class SumOrConcatenate(LessonSection):
         values = np.concatenate([cross, [summed, concatenated, 0.0, s.d_model / 2]])
         low, high = float(values.min()), float(values.max())
         pad = 0.12 * max(high - low, 1.0)
+        # Each label on no dot: its own end and side if free, else another spot along its line.
+        places = level_label_places(np.asarray(starts, dtype=float), np.asarray(cross, dtype=float), levels["y"],
+                                    levels["label"], ["right", "left", "right"], sides, (x0, x1),
+                                    (low - pad, high + 2 * pad))
+        levels.update({"x": [p[0] for p in places], "align": [p[1] for p in places],
+                       "baseline": [p[2] for p in places], "y_offset": [p[3] for p in places]})
         with pn.io.hold():
             self.cross.data = {"m": starts, "cross": cross}
             send_changes(self.levels, levels)

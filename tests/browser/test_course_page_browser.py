@@ -85,10 +85,10 @@ def test_both_views_render_on_the_course_page_and_their_sliders_work(page, cours
     def block() -> str:
         return clocks.evaluate("() => Bokeh.documents[0]?.get_model_by_name('rotation_block')?.text ?? ''")
 
-    wait_until(lambda: "M_3" in block(), timeout=20, message="the iframe shows k = 3")
+    wait_until(lambda: "M\u2083" in block(), timeout=20, message="the iframe shows k = 3")
     k.focus()
     k.press("ArrowRight")
-    wait_until(lambda: "M_4" in block(), timeout=10, message="the iframe's k slider moves its clocks")
+    wait_until(lambda: "M\u2084" in block(), timeout=10, message="the iframe's k slider moves its clocks")
     # 2. The script embed: drawn in the course page itself, with only k; its slider moves the marker.
     marker_k = ("() => (window.Bokeh?.documents ?? []).map((d) => d.get_model_by_name('distance_marker'))"
                 ".filter(Boolean).map((m) => m.data.k[0])[0] ?? null")

@@ -44,7 +44,7 @@ def test_embed_dialog_gives_code_that_reproduces_the_view(page, app_url, console
     expect(page.get_by_role("slider", name=re.compile("T \\(positions\\)"))).to_have_count(0)
     expect(page.get_by_role("button", name="Embed")).to_have_count(0)
     wait_until(lambda: page.evaluate(
-        "() => Bokeh.documents[0].get_model_by_name('rotation_block')?.text?.includes('M_5') ?? false"),
+        "() => Bokeh.documents[0].get_model_by_name('rotation_block')?.text?.includes('M\u2085') ?? false"),
         timeout=20, message="the embedded view shows k = 5")
     assert console_errors == []
 
@@ -53,7 +53,7 @@ def test_controls_none_shows_no_control_and_still_follows_its_url(page, app_url,
     page.goto(f"{app_url}/clocks?lang=en&controls=none&k=7")
     ready(page)
     wait_until(lambda: page.evaluate(
-        "() => Bokeh.documents[0].get_model_by_name('rotation_block')?.text?.includes('M_7') ?? false"),
+        "() => Bokeh.documents[0].get_model_by_name('rotation_block')?.text?.includes('M\u2087') ?? false"),
         timeout=20, message="k = 7 from the address")
     expect(page.get_by_role("slider")).to_have_count(0)
     expect(page.get_by_role("button", name="Play")).to_have_count(0)

@@ -43,7 +43,7 @@ def test_shift_matrix_follows_k_and_ignores_pos(page, app_url, console_errors):
     press(page, "offset k", "ArrowRight")
     wait_for_source(page, "rotation_matrix", is_m_k(4))
     assert page.evaluate("window.__matrixSends") >= 1  # the counter does see a change
-    wait_until(lambda: "M_4" in (model_property(page, "shift_block", "text") or ""), message="block not for k = 4")
+    wait_until(lambda: "M\u2084" in (model_property(page, "shift_block", "text") or ""), message="block not for k = 4")
     assert console_errors == []
 
 

@@ -85,3 +85,28 @@ def test_the_offset_slider_prints_a_negative_value_with_a_minus_sign(page, app_u
                    message=f"the title never showed {value!r}: {shown()!r}")
     assert "-" not in shown()
     assert console_errors == []
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_sliders_announce_their_values_as_their_titles_show_them(page, app_url, lang, console_errors):
+    """A screen reader read an integer slider's value as noUiSlider's default writes it, "64.00" (and the base
+    slider's as its index, "4.00"): aria-valuetext now says the integer, with a minus sign, and the base's
+    value itself, also after a key press."""
+    page.goto(f"{app_url}/explore?lang={lang}&d_model=64&T=24&k=-3&base=10000")
+    wait_until(lambda: plots_drawn(page, 4), timeout=60, message="/explore never drew its figures")
+
+    def said(name: str) -> str | None:
+        return page.get_by_role("slider", name=text(lang, name), exact=True).get_attribute("aria-valuetext")
+
+    for name, value in (("d_model", "64"), ("T", "24"), ("k", "\u22123"), ("pos", "0"), ("base", "10000")):
+        wait_until(lambda name=name, value=value: said(name) == value, timeout=15,
+                   message=f"{name} announced {said(name)!r}, not {value!r}")
+    for name, key, value in (("d_model", "ArrowRight", "66"), ("k", "ArrowRight", "\u22122"),
+                             ("base", "ArrowRight", str(BASES[BASES.index(10_000) + 1]))):
+        page.get_by_role("slider", name=text(lang, name), exact=True).press(key)
+        wait_until(lambda name=name, value=value: said(name) == value, timeout=15,
+                   message=f"after {key}, {name} announced {said(name)!r}, not {value!r}")
+    # The value itself stays a number for the assistive technologies that read it.
+    handle = page.get_by_role("slider", name=text(lang, "d_model"), exact=True)
+    assert float(handle.get_attribute("aria-valuenow")) == 66
+    assert console_errors == []

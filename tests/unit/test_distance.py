@@ -286,3 +286,24 @@ def test_dot_scores_are_row_products():
 def test_dot_scores_refuses_bad_arguments(args):
     with pytest.raises(ValueError):
         core.dot_scores(*args)
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_the_view_alone_names_what_it_shows_and_what_a_trained_score_adds(lang, monkeypatch):
+    """The curve is PE_p · PE_(p+k), not a trained model's score: its title says so, and on its own page (an
+    iframe, with no lesson around it) one line says what a trained score has besides."""
+    import panel as pn
+
+    from app import pages
+
+    title = text(lang, "distance_title")
+    assert ("producto escalar" if lang == "es" else "dot product") in title and "k" in title.split()
+    monkeypatch.setattr(pages, "session_state", lambda: (ExplorerState(lang=lang), []))
+    alone = pages.view_page("distance")()
+    notes = [pane for pane in alone.select(pn.pane.HTML) if pane.name == "distance_alone_note"]
+    assert len(notes) == 1
+    for term in ("e·e", "e·p", "p·e", "W_Q", "W_K"):
+        assert term in notes[0].object
+    # A view with nothing left unsaid has no such line; /explore's curve sits among the other views.
+    assert not [pane for pane in pages.view_page("clocks")().select(pn.pane.HTML) if pane.name.endswith("_alone_note")]
+    assert not [pane for pane in pages.explore_page().select(pn.pane.HTML) if pane.name.endswith("_alone_note")]

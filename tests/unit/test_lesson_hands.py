@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -34,7 +35,8 @@ def test_lesson_numbers_at_the_default_state():
     # Pair 0 turns one radian per position: 2π ≈ 6.28 positions a turn, 3 rad for k = 3.
     assert values["omega"] == "1.000" and values["wavelength"] == "6.28"
     assert values["turn"] == "3.000" and values["turn_fraction"] == f"{3 / (2 * math.pi):.3f}" == "0.477"
-    assert values["slowest"] == "the last of them, pair 15, barely moves at the paper's base"
+    assert values["slowest"].startswith("the last of them, pair 15, turns 0.000178 rad per position")
+    assert values["slowest"].endswith("it barely moves")
     assert values["target"] == "3"
     # One pair is no "last of them, pair 0": pair 0 turns a radian per position.
     one = ClocksSection(ExplorerState(lang="es", d_model=2)).live_values()["slowest"]
@@ -69,6 +71,33 @@ def test_the_slowest_pair_at_the_lesson_size_reads_consistently():
     assert values["omega"] == "0.0001778" and values["wavelength"] == "35\u202f332.95"
     assert parsed(values["omega"]) * parsed(values["wavelength"]) == pytest.approx(2 * math.pi, rel=1e-3)
     assert values["turn"] == "0.004090" and values["turn_fraction"] == "0.000651"
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_last_pair_barely_moves_only_where_it_does(lang):
+    """"Barely moves at the paper's base" was said at every base: at base 2 the last pair of 32 turns
+    0.52 rad a position and goes round almost twice within T = 24. The sentence now gives the last pair's
+    turn per position and across the table, and says "barely moves" only under a tenth of a turn."""
+    barely = {"en": "it barely moves", "es": "apenas se mueve"}[lang]
+    goes_round = {"en": "goes round", "es": "da la vuelta"}[lang]
+    for base, T, says in ((10_000, 24, barely), (2, 24, goes_round), (20, 24, None)):
+        section = ClocksSection(ExplorerState(lang=lang, base=base, T=T))
+        shown = section.live_values()["slowest"]
+        w = omega(15, 32, base)
+        across = w * (T - 1)
+        numbers = [parsed(found) for found in re.findall(r"\d[\d.\u202f]*", shown.split(",", 2)[2])]
+        assert numbers[0] == pytest.approx(w, rel=5e-3)
+        assert numbers[1] == pytest.approx(across, rel=5e-3)
+        assert numbers[2] == pytest.approx(across / (2 * math.pi), rel=5e-2)
+        assert (barely in shown) == (across / (2 * math.pi) < 0.1)
+        if says is not None:
+            assert shown.endswith(says)
+        else:  # base 20: 0.22 of a turn across the table, neither still nor round
+            assert barely not in shown and goes_round not in shown
+    # The numbers follow the state: the sentence is a live number of the section.
+    section = ClocksSection(ExplorerState(lang=lang))
+    section.state.base = 2
+    assert section.live_values()["slowest"].endswith(goes_round)
 
 
 def test_passages_and_view_update_in_place():

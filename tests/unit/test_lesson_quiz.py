@@ -135,3 +135,18 @@ def test_question_3_options_in_the_page_follow_d_model(page, app_url, console_er
     page.get_by_label("1", exact=True).click()
     wait_until(lambda: text("es", "quiz_correct") in feedback_text(page, 3), message="1 is right at d_model = 2")
     assert console_errors == []
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+@pytest.mark.parametrize("d_model", [2, 32, 512])
+def test_the_right_answer_is_not_given_away_by_its_length(lang, d_model):
+    """The right option was the longest in every question with words (the explained one, with its reasons):
+    a reader could pick by length. Now it is strictly the longest in at most a third of the questions."""
+    section = CheckYourself(ExplorerState(lang=lang, d_model=d_model))
+    longest = []
+    for n in (1, 2, 3, 4, 5):
+        lengths = [len(label) for label in section.choices[n].labels]
+        right = section.right_answer(n)
+        if lengths[right] > max(length for i, length in enumerate(lengths) if i != right):
+            longest.append(n)
+    assert len(longest) <= 5 / 3, longest

@@ -6,6 +6,7 @@ The rotation is built here from its formula, block by block, independently of ap
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import panel as pn
@@ -153,7 +154,7 @@ def test_one_position_has_no_diagonal_to_compare():
 def test_the_text_names_the_ringed_cell_and_says_when_the_figures_cannot_show_it(sizes, ring, drawn):
     """"The ringed cell is m = pos, n = pos + k" at pos 300: the figures draw m, n < 64, and showed no ring."""
     section = RotaryPosition(ExplorerState(lang="en", **sizes))
-    assert section.live_values()["ring"] == ring
+    assert section.live_values()["marked"] == ring
     cell = section.cell.data
     assert (not math.isnan(cell["m"][0])) == drawn
 
@@ -281,3 +282,18 @@ def test_presented_hand_labels_keep_their_larger_type_off_the_hands():
     for key in ("dx", "dy"):
         assert [abs(v) for v in presented[key]] == pytest.approx([abs(v) * 1.8 for v in reading[key]], abs=0.11)
     assert presented["align"] == reading["align"]
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_text_calls_the_cell_mark_what_the_figure_draws(lang):
+    """The text spoke of a ring where the figures draw a square frame around the cell (a rect glyph)."""
+    from bokeh.models import Rect
+
+    from app.model.strings import STRINGS_DIR
+
+    section = RotaryPosition(ExplorerState(lang=lang))
+    marks = [r.glyph for fig in section.figures for r in fig.renderers if r.name and r.name.endswith("_cell_mark")]
+    assert len(marks) == 2 and all(isinstance(glyph, Rect) and glyph.width == glyph.height for glyph in marks)
+    words = (STRINGS_DIR / lang / "rope.md").read_text(encoding="utf-8").lower()
+    assert ("square outline" if lang == "en" else "recuadro") in words
+    assert not any(re.search(rf"\b{ring}\b", words) for ring in ("ring", "ringed", "anillo", "circle", "círculo"))

@@ -89,7 +89,7 @@ def test_matrix_source_is_m_k_and_pos_does_not_touch_it(section):
     s.k = 4
     assert section.matrix is source
     np.testing.assert_allclose(source.data["image"][0], rotation_by_hand(4, 32, 10_000, 64), atol=1e-7)
-    assert "M_4" in section.plot.title.text and "32 × 32" in section.plot.title.text
+    assert "M\u2084" in section.plot.title.text and "32 × 32" in section.plot.title.text
 
 
 def test_wide_encoding_shows_the_corner_and_says_so(section):
@@ -100,7 +100,7 @@ def test_wide_encoding_shows_the_corner_and_says_so(section):
     assert section.matrix.data["image"][0].shape == (MATRIX_SIZE, MATRIX_SIZE)
     assert section.matrix.data["dw"] == [64]
     np.testing.assert_allclose(section.matrix.data["image"][0], rotation_by_hand(3, 512, 10_000, 64), atol=1e-7)
-    assert section.plot.title.text == "M_3: 64 × 64 corner of 512 × 512"
+    assert section.plot.title.text == "M\u2083: 64 × 64 corner of 512 × 512"
     assert "64 × 64" in section.note.object
     s.pair = 40
     assert section.outline.data["left"] == []

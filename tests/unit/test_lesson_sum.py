@@ -187,3 +187,24 @@ def test_every_figure_and_source_is_named_and_listed():
     assert all(names) and len(set(names)) == len(names)
     assert all(name.startswith("sum_") for name in names)
     assert set(names) <= set(re.findall(r"`([a-z_]+)`", README))
+
+
+@pytest.mark.parametrize("values", [{}, {"k": 1}, {"k": 5}, {"k": 2, "reserve": 16}, {"k": -3, "lang": "es"}])
+def test_no_level_label_sits_on_a_dot(values):
+    """Two level labels sat on cross-term dots. Measured at 1920 × 1080 (docs/screenshots): the figure's frame
+    is about 1800 × 345 px, a 13 pt label about 9 px a character and 24 px high, a dot 11 px across. Each
+    label's box, from those sizes and the figure's ranges, holds no dot's centre (grown by its radius)."""
+    section = SumOrConcatenate(ExplorerState(**{"lang": "en", **values}))
+    fig, levels, dots = section.cross_plot, section.levels.data, section.cross.data
+    per_x = (fig.x_range.end - fig.x_range.start) / 1800
+    per_y = (fig.y_range.end - fig.y_range.start) / 345
+    m, cross = np.asarray(dots["m"], dtype=float), np.asarray(dots["cross"], dtype=float)
+    for x, align, baseline, offset, y, label in zip(levels["x"], levels["align"], levels["baseline"],
+                                                    levels["y_offset"], levels["y"], levels["label"], strict=True):
+        width = 9 * len(label) * per_x
+        left = x if align == "left" else x - width
+        # Screen y runs down: "bottom" puts the text above its anchor, lifted by -offset px; "top" below it.
+        bottom = y - offset * per_y if baseline == "bottom" else y - (offset + 24) * per_y
+        inside = ((m >= left - 5.5 * per_x) & (m <= left + width + 5.5 * per_x)
+                  & (cross >= bottom - 5.5 * per_y) & (cross <= bottom + (24 + 5.5) * per_y))
+        assert not inside.any(), (label, m[inside], cross[inside])

@@ -186,9 +186,10 @@ def test_the_tables_print_negative_numbers_with_a_minus_sign():
     assert shown.startswith("S(k) at k = \u22123: \u221220.00;")
     assert text("es", "rope_angle", angle=-3.25, offset=-4).startswith("Ángulo de q a k: \u22123.2° (n − m = \u22124;")
     assert text("en", "clock_arc_turns", sign="", turns=3, rest=-0.0001) == "= (3 × 2π + 0.000) rad"
-    assert text("en", "block_title", pair=2, k=-7) == "Block 2 of M_\u22127"
+    # M with k below, as the board writes it: subscript minus (U+208B), seven (U+2087).
+    assert text("en", "block_title", pair=2, k=-7) == "Block 2 of M\u208b\u2087"
     # A value that is text, not a number, is left as it is (it may be an address or the reader's words).
-    assert text("en", "block_title", pair="x", k="-7") == "Block x of M_-7"
+    assert text("en", "block_caption_pos", pos="-7") == "PE at -7"
 
 
 def test_no_parameter_docstring_reaches_a_page_as_a_tooltip():
