@@ -86,8 +86,9 @@ both of Bokeh's decoders read (``_InlineSmallBuffers``), and
 (``_dispatch_tornado_in_one_segment``), and ``DocumentModelManager._new_models`` with the
 ``PATCH-DOC`` message's ``create`` (``data_first``). tests/unit/test_fastsync.py asserts each of them
 exists and still has the effect relied on, so an upgrade that moves one fails
-the tests instead of silently bringing the latency back. pyproject.toml pins
-``panel>=1.8,<1.10`` for the same reason.
+the tests instead of silently bringing the latency back; in a deployment the
+same move turns the patch off (``components.internals.allowed``: one log line,
+stock behaviour), so the app stays correct on ``panel<1.11``, only slower.
 """
 
 from __future__ import annotations
