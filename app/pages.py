@@ -44,6 +44,7 @@ from app.model.strings import text
 from components.address import AddressBar, LanguageLink, script_embedded
 from components.checks import LiveChecks
 from components.clocks import PairClocks
+from components.code_cell import CodeCell
 from components.controls import Controls
 from components.distance import ScoreCurve
 from components.keyboard import PageKeys
@@ -324,6 +325,7 @@ def explore_page() -> pn.viewable.Viewable:
         else:
             later[len(views)] = name
             views.append(placeholder(PLACEHOLDER_HEIGHT[name]))
+        views.append(CodeCell(state, name))  # collapsed and empty until opened: nothing to wait for
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
     parts = [top_bar(state, "explore"),
              header(state, ("explore_lesson", "/"), kind="explore", controls=(*VIEW_PARAMETERS, "play")),
@@ -479,7 +481,7 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
         tools = single_page_tools(state, "view", (*spec.controls, "play"))
         parts = [top_bar(state, "view", tools), notice_alert(state.lang, notices),
                  MistakeNote(state) if name in DRAWN_WITH_MISTAKES else None,
-                 Controls(state, shown, columns=3) if shown else None, view,
+                 Controls(state, shown, columns=3) if shown else None, view, CodeCell(state, name),
                  None if script_embedded() else AddressBar(state, title=text(state.lang, "page_title")),
                  *page_extras(state, "view")]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
