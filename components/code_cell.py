@@ -4,7 +4,7 @@ One component for every section and view (``LessonSection`` adds it for its slug
 view): a ``<details>`` disclosure (keyboard reachable, its summary the label) holding the cell in
 ``<pre><code>``, a Copy button (``navigator.clipboard``; where the page may not write the clipboard, the code
 is selected for Ctrl+C and the status line says so) and a link to the whole lesson as a notebook
-(``/notebook.ipynb`` with the page's current query, ``app.notebook_route``). The source is written by
+(``/notebook.ipynb`` with the page's current query, ``app.data_routes``). The source is written by
 ``app.model.cells.cell_source`` from the state, and only while the part is open: a closed one costs a
 slider step nothing.
 """

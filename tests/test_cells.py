@@ -13,12 +13,15 @@ import math
 import re
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.lesson import SECTIONS
 from app.model import core
 from app.model.cells import CELLS, cell_source, notebook
 from app.model.prose import section_prose
@@ -271,3 +274,37 @@ def validate_notebook(book: dict) -> None:
     except ImportError:
         return
     nbformat.validate(nbformat.from_dict(book))
+
+
+def get_notebook(app_url: str, query: str) -> tuple[int, dict[str, str], bytes]:
+    """Status, headers (names lower-cased) and body of ``/notebook.ipynb?query``."""
+    try:
+        with urllib.request.urlopen(f"{app_url}/notebook.ipynb?{query}", timeout=60) as response:
+            return response.status, {k.lower(): v for k, v in response.headers.items()}, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, {k.lower(): v for k, v in error.headers.items()}, error.read()
+
+
+def test_notebook_route_serves_the_lessons_cells_for_the_query(app_url):
+    status, headers, body = get_notebook(app_url, "d_model=64&T=100&base=500&k=-7&lang=en")
+    assert status == 200
+    assert headers["content-disposition"] == 'attachment; filename="lesson_d64_T100_base500_en.ipynb"'
+    book = json.loads(body.decode("utf-8"))
+    validate_notebook(book)
+    state = ExplorerState(d_model=64, T=100, base=500, k=-7, lang="en")
+    code = [cell["source"] for cell in book["cells"] if cell["cell_type"] == "code"]
+    assert code == [cell_source(slug, state) for slug in SECTIONS if slug in CELLS]
+    titles = [cell["source"] for cell in book["cells"] if cell["cell_type"] == "markdown"][1:]
+    assert titles == [f"## {section_prose(slug, 'en').title}" for slug in SECTIONS if slug in CELLS]
+
+
+def test_notebook_route_clamps_bad_input_without_a_traceback(app_url):
+    status, headers, body = get_notebook(app_url, "d_model=7&T=abc&k=99999&base=-3&lang=xx&pos=%00")
+    assert status == 200
+    assert {n[0] for n in json.loads(headers["x-pe-notices"])} >= {"d_model", "T", "k", "base", "lang"}
+    book = json.loads(body.decode("utf-8"))
+    validate_notebook(book)
+    state = ExplorerState(d_model=8, T=24, k=23, base=2)
+    code = [cell["source"] for cell in book["cells"] if cell["cell_type"] == "code"]
+    assert code == [cell_source(slug, state) for slug in SECTIONS if slug in CELLS]
+    assert b"Traceback" not in body
