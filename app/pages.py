@@ -325,7 +325,8 @@ def explore_page() -> pn.viewable.Viewable:
         else:
             later[len(views)] = name
             views.append(placeholder(PLACEHOLDER_HEIGHT[name]))
-        views.append(CodeCell(state, name))  # collapsed and empty until opened: nothing to wait for
+        if not state.controls:  # an embed that chose its controls shows what it chose
+            views.append(CodeCell(state, name))  # collapsed and empty until opened: nothing to wait for
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
     parts = [top_bar(state, "explore"),
              header(state, ("explore_lesson", "/"), kind="explore", controls=(*VIEW_PARAMETERS, "play")),
@@ -481,7 +482,8 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
         tools = single_page_tools(state, "view", (*spec.controls, "play"))
         parts = [top_bar(state, "view", tools), notice_alert(state.lang, notices),
                  MistakeNote(state) if name in DRAWN_WITH_MISTAKES else None,
-                 Controls(state, shown, columns=3) if shown else None, view, CodeCell(state, name),
+                 Controls(state, shown, columns=3) if shown else None, view,
+                 None if state.controls else CodeCell(state, name),
                  None if script_embedded() else AddressBar(state, title=text(state.lang, "page_title")),
                  *page_extras(state, "view")]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",

@@ -82,7 +82,9 @@ def expected(slug: str, s: ExplorerState) -> dict[str, np.ndarray | float]:
     if slug in ("clocks", "hands"):
         rows = core.encoding_rows([pos, target], d, base)
         block = core.rotation_block(pair, k, d, base)
-        return {"omega of the pair": core.frequencies(d, base)[pair], "hand at pos": rows[0, 2 * pair:2 * pair + 2],
+        return {"omega of the pair": core.frequencies(d, base)[pair], "wavelength of the pair": lam[pair],
+                "turn from pos to pos + k, radians": core.angles(k, d, base)[pair],
+                "hand at pos": rows[0, 2 * pair:2 * pair + 2],
                 "hand at pos + k": rows[1, 2 * pair:2 * pair + 2], "block of M_k": block.ravel(),
                 "block @ hand - hand at pos + k": [0.0, 0.0]}
     if slug == "distance":
@@ -215,7 +217,7 @@ def clamped(values: dict) -> ExplorerState:
                          reserve=min(values["reserve"], d))
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(values=small_states)
 def test_every_cell_for_a_random_small_state(values: dict) -> None:
     state = clamped(values)
@@ -308,3 +310,13 @@ def test_notebook_route_clamps_bad_input_without_a_traceback(app_url):
     code = [cell["source"] for cell in book["cells"] if cell["cell_type"] == "code"]
     assert code == [cell_source(slug, state) for slug in SECTIONS if slug in CELLS]
     assert b"Traceback" not in body
+
+
+@pytest.mark.parametrize("sentence", ["the dog bites the man", "O'Brien said \"no\" to the the cat"])
+def test_order_cell_for_a_typed_sentence(sentence: str) -> None:
+    state = ExplorerState(sentence=sentence, d_model=12, lang="en")
+    original = list(reversed(state.words()))
+    numbers = run_cell(cell_source("order", state, {"original": " ".join(original)}))
+    without, with_pe = core.order_differences(original, state.words(), 12, state.base)
+    assert np.allclose(numbers["without PE"], without, atol=1e-12)
+    assert np.allclose(numbers["with PE"], with_pe, rtol=1e-7, atol=1e-9)

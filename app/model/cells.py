@@ -87,6 +87,8 @@ after = np.stack([np.sin((pos + k) * omega), np.cos((pos + k) * omega)], axis=1)
 c, s = np.cos(omega[pair] * k), np.sin(omega[pair] * k)
 block = np.array([[c, s], [-s, c]])  # pair's 2x2 block of M_k
 print("omega of the pair:", omega[pair])
+print("wavelength of the pair:", 2 * np.pi / omega[pair])
+print("turn from pos to pos + k, radians:", omega[pair] * k)
 print("hand at pos:", hands[pair])
 print("hand at pos + k:", after[pair])
 print("block of M_k:", block.ravel())
@@ -178,9 +180,11 @@ print("(c) PE: row p and p + 1 alike:", np.sum(np.cos(omega)) / (d_model / 2))
 
 
 def _fingerprint(s: ExplorerState, title: str, **_: object) -> str:
-    return _cell(title, _sizes(s), f"pos, first, last = {s.pos}, {s.pairs_from}, {s.pairs_to}", TABLE, """
-chosen = PE[:, 2 * first:2 * last + 2]  # only the pairs first .. last
-distances = np.linalg.norm(chosen - chosen[pos], axis=1)
+    return _cell(title, _sizes(s), f"pos, first, last = {s.pos}, {s.pairs_from}, {s.pairs_to}", """\
+omega = base ** (-np.arange(0, d_model, 2) / d_model)[first:last + 1]  # only the pairs first .. last
+q = np.arange(T)[:, None]
+# |PE_pos - PE_q| over those pairs: each adds (sin a - sin b)^2 + (cos a - cos b)^2 = 4 sin^2((a - b) / 2)
+distances = 2 * np.sqrt(np.sum(np.sin(omega * (pos - q) / 2) ** 2, axis=1))
 others = np.delete(np.arange(T), pos)
 print("distance to pos:", distances)
 if others.size:

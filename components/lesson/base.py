@@ -211,7 +211,7 @@ class LessonSection(pn.viewable.Viewer):
     def code_part(self) -> CodeCell | None:
         """'The code for this figure' under the section's parts (named ``<slug>_code``), for every slug with a
         cell in ``app.model.cells.CELLS``: a new section gets one by adding its entry there."""
-        if self.slug not in CELLS:
+        if self.slug not in CELLS or self.state.controls:  # an embed that chose its controls shows what it chose
             return None
         if self._code is None:
             self._code = CodeCell(self.state, self.slug, context=self.cell_context)
