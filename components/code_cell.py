@@ -26,7 +26,7 @@ CELL_INPUTS = ("d_model", "T", "base", "pair", "pos", "k", "pairs_from", "pairs_
                "sentence", "mistake")
 
 CODE_CSS = """
-.pe-code { margin: 0.6em 10px; font-size: 1.05rem; }
+.pe-code { margin: 0.6em 10px; font-size: 1.05rem; min-width: 0; max-width: 100%; }
 .pe-code summary { cursor: pointer; color: var(--pe-t-link, #0B5C8E); text-decoration: underline; }
 .pe-code summary:focus-visible, .pe-code a:focus-visible, .pe-code button:focus-visible {
   outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; }
@@ -35,7 +35,8 @@ CODE_CSS = """
   background: var(--pe-t-surface, #ffffff); border: 1px solid currentColor; border-radius: 4px; cursor: pointer; }
 .pe-code a { color: var(--pe-t-link, #0B5C8E); }
 .pe-code [role=status] { color: var(--pe-t-ink, #1a1a1a); font-weight: 600; min-width: 6em; }
-.pe-code pre { margin: 0; padding: 0.7em 0.9em; overflow-x: auto; border-radius: 4px; font-size: 0.9em;
+.pe-code pre { max-width: 100%; box-sizing: border-box; margin: 0; padding: 0.7em 0.9em; overflow-x: auto;
+  border-radius: 4px; font-size: 0.9em;
   line-height: 1.4; background: var(--pe-t-code-bg, #f4f6f8); color: var(--pe-t-ink, #1a1a1a);
   border: 1px solid var(--pe-t-rule, #c8ced6); }
 """

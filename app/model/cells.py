@@ -124,7 +124,8 @@ print("max |M_k PE_p - PE_p+k|:", np.abs(PE[p] @ M.T - PE[p + k]).max() if p.siz
 z = PE[:, {second}] + 1j * PE[:, {first}]  # each pair as cos + i sin
 p = np.arange(max(0, -k), min(T, T - k))
 fit = np.sum(z[p].conj() * z[p + k], axis=0)  # best angle per pair: one rotation for every p
-turn = np.where(np.abs(fit) > 0, fit / np.where(np.abs(fit) > 0, np.abs(fit), 1), 1)
+size = np.abs(fit)
+turn = np.divide(fit, size, out=np.ones_like(fit), where=size > 0)  # e^(i theta); 1 where no angle fits
 diff = z[p] * turn - z[p + k]
 print("max |M_k PE_p - PE_p+k|:", max(np.abs(diff.real).max(), np.abs(diff.imag).max()) if p.size else 0.0)"""
     return _cell(title, _sizes(s), f"k = {s.k}", table_lines(s.mistake), "", """\
