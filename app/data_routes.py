@@ -1,4 +1,5 @@
-"""Data downloads: ``/data/<name>.csv?<the page's query>``, the numbers behind a figure as CSV.
+"""Data downloads: ``/data/<name>.csv?<the page's query>``, the numbers behind a figure as CSV; and
+``/notebook.ipynb?<the page's query>``, every lesson section's NumPy cell (``app.model.cells``) as a notebook.
 
 The query is read exactly as a page reads it (``app.model.state.parse_query``: every value clamped, a
 notice for each correction, sent back in the ``X-PE-Notices`` header); the tables and their file names are
@@ -17,8 +18,10 @@ from tornado.ioloop import IOLoop
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
+from app.lesson import SECTIONS
+from app.model.cells import notebook
 from app.model.datasets import DATASETS, MAX_CELLS, cells_of, csv_chunks, prepared
-from app.model.state import LANGUAGES, preferred_language, repeated_parameters
+from app.model.state import LANGUAGES, ExplorerState, parse_query, preferred_language, repeated_parameters
 from app.model.strings import number, text
 
 #: Downloads written at the same time by one process; more wait for a retry (503).
@@ -38,9 +41,7 @@ class DataHandler(RequestHandler):
             self.finish("No such table. Tables: " + ", ".join(DATASETS) + "\n")
             return
         global _writing
-        query = {key: [value.decode("utf-8", "replace") for value in values]
-                 for key, values in self.request.query_arguments.items() if values}
-        args = {key: values[0] for key, values in query.items()}
+        args, query = _first_values(self)
         lang = args.get("lang") if args.get("lang") in LANGUAGES else preferred_language(self.request.headers)
         if _writing >= MAX_AT_ONCE:
             self._refuse(503, text(lang, "export_busy"), retry_after=5)
@@ -82,6 +83,35 @@ class DataHandler(RequestHandler):
         self.finish(message + "\n")
 
 
+def _first_values(handler: RequestHandler) -> tuple[dict[str, str], dict[str, list[str]]]:
+    query = {key: [value.decode("utf-8", "replace") for value in values]
+             for key, values in handler.request.query_arguments.items() if values}
+    return {key: values[0] for key, values in query.items()}, query
+
+
+def notebook_for(args: dict[str, str]) -> tuple[str, str, list]:
+    """``(file name, notebook JSON, notices)`` for a query's raw values, read as a page reads them."""
+    values, notices = parse_query(args)
+    state = ExplorerState(**values)
+    book = notebook(state, list(SECTIONS))
+    return (f"lesson_d{state.d_model}_T{state.T}_base{state.base}_{state.lang}.ipynb",
+            json.dumps(book, ensure_ascii=False, indent=1) + "\n", notices)
+
+
+class NotebookHandler(RequestHandler):
+    """``GET /notebook.ipynb?…``: the whole lesson's cells for the query's state, an nbformat-4 notebook."""
+
+    def get(self) -> None:
+        args, query = _first_values(self)
+        file, body, notices = notebook_for(args)
+        notices = [*repeated_parameters(query), *notices]
+        self.set_header("Content-Type", "application/x-ipynb+json; charset=utf-8")
+        self.set_header("Content-Disposition", f'attachment; filename="{file}"')
+        self.set_header("Cache-Control", "no-cache")
+        self.set_header("X-PE-Notices", json.dumps([[n.parameter, n.given[:40], n.used, n.reason] for n in notices]))
+        self.finish(body.encode("utf-8"))
+
+
 def patterns() -> list[tuple]:
     """Tornado routes for ``pn.serve(extra_patterns=...)``."""
-    return [(r"/data/([A-Za-z0-9_]+)\.csv", DataHandler)]
+    return [(r"/data/([A-Za-z0-9_]+)\.csv", DataHandler), (r"/notebook\.ipynb", NotebookHandler)]

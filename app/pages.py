@@ -45,6 +45,7 @@ from app.model.strings import text
 from components.address import AddressBar, LanguageLink, script_embedded
 from components.checks import LiveChecks
 from components.clocks import PairClocks
+from components.code_cell import CodeCell
 from components.controls import Controls
 from components.distance import ScoreCurve
 from components.figure_theme import FigureStyler, page_styler
@@ -328,6 +329,8 @@ def explore_page() -> pn.viewable.Viewable:
         else:
             later[len(views)] = name
             views.append(placeholder(PLACEHOLDER_HEIGHT[name]))
+        if not state.controls:  # an embed that chose its controls shows what it chose
+            views.append(CodeCell(state, name))  # collapsed and empty until opened: nothing to wait for
     anchor = SectionAnchor(width=0, height=0, margin=0, name="section_anchor")
     parts = [top_bar(state, "explore"),
              header(state, ("explore_lesson", "/"), kind="explore", controls=(*VIEW_PARAMETERS, "play")),
@@ -487,6 +490,7 @@ def view_page(name: str) -> Callable[[], pn.viewable.Viewable]:
                  Controls(state, shown, columns=3) if shown else None, view,
                  html_pane(f'<p class="pe-readout">{html.escape(text(state.lang, spec.alone_note))}</p>',
                            name=f"{name}_alone_note", sizing_mode="stretch_width") if spec.alone_note else None,
+                 None if state.controls else CodeCell(state, name),
                  None if script_embedded() else AddressBar(state, title=text(state.lang, "page_title")),
                  *page_extras(state, "view")]
         return pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",

@@ -11,9 +11,11 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
+from app.model.cells import CELLS
 from app.model.prose import SectionProse, section_prose
 from app.model.state import ExplorerState
 from app.model.strings import minus_sign, text
+from components.code_cell import CodeCell
 from components.controls import Controls
 from components.describe import Description
 from components.mistake_note import MistakeNote
@@ -63,6 +65,7 @@ class LessonSection(pn.viewable.Viewer):
         self._notes: list[LiveHTML] = []
         self._layout: pn.viewable.Viewable | None = None
         self._drawn_from: dict[str, tuple] = {}
+        self._code: CodeCell | None = None
         if self.live_on:
             state.param.watch(self._follow_live_on, list(self.live_on))
 
@@ -201,10 +204,28 @@ class LessonSection(pn.viewable.Viewer):
         """Whether ``part`` is one of the section's passages or sentence boxes (``note_box``)."""
         return any(part is box for box in (*self._passages.values(), *self._notes))
 
+    def cell_context(self) -> dict[str, object]:
+        """The section's own choices its code cell needs beyond the state (``app.model.cells.cell_source``)."""
+        return {}
+
+    def code_part(self) -> CodeCell | None:
+        """'The code for this figure' under the section's parts (named ``<slug>_code``), for every slug with a
+        cell in ``app.model.cells.CELLS``: a new section gets one by adding its entry there."""
+        if self.slug not in CELLS or self.state.controls:  # an embed that chose its controls shows what it chose
+            return None
+        if self._code is None:
+            self._code = CodeCell(self.state, self.slug, context=self.cell_context)
+        return self._code
+
+    def refresh_code(self) -> None:
+        """Rewrite an open code part after a change of the section's own choices (``cell_context``)."""
+        if self._code is not None:
+            self._code.refresh()
+
     def __panel__(self) -> pn.viewable.Viewable:
         if self._layout is None:
             note = MistakeNote(self.state, prefix=f"{self.slug}_") if self.draws_mistakes else None
-            parts = [note, *self.on_a_slide(self.layout()), self.description()]
+            parts = [note, *self.on_a_slide(self.layout()), self.code_part(), self.description()]
             self._layout = pn.Column(*(p for p in parts if p is not None), sizing_mode="stretch_width",
                                      name=f"{self.slug}_section",
                                      css_classes=["pe-lesson-section"])

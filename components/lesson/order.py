@@ -189,6 +189,9 @@ class OrderIsMeaning(LessonSection):
         """The order the current one is compared with."""
         return self.choice.original.split() or text(self.state.lang, "order_lesson_original").split()
 
+    def cell_context(self) -> dict[str, object]:
+        return {"original": " ".join(self.original_words()), "current": " ".join(self.current_words())}
+
     def pick(self, key: str) -> None:
         """An example: its original and its reordering (the lesson's pair is the empty sentence)."""
         lesson = key == "order_lesson"
@@ -288,6 +291,7 @@ class OrderIsMeaning(LessonSection):
                             "max_without": largest,
                             "min_with": number(float(with_pe.min()), 3), "max_with": number(float(with_pe.max()), 3)}
             self.refresh_text()
+        self.refresh_code()  # the original order is the section's, not the state's
 
     def live_values(self) -> dict[str, str]:
         return dict(getattr(self, "_values", {}))

@@ -186,7 +186,7 @@ class WhyNotSimpler(LessonSection):
 
         self._values: dict[str, str] = {}
         self._table: np.ndarray | None = None
-        self.choice.param.watch(lambda _: self._update_ratio(), "other_length")
+        self.choice.param.watch(lambda _: (self._update_ratio(), self.refresh_code()), "other_length")
         self.choice.param.watch(lambda _: self._update_tables(), "trained")
         self._update_sizes()
         self._update_ratio()
@@ -355,6 +355,9 @@ class WhyNotSimpler(LessonSection):
             "half_ratio": number(float(core.relative_position(4, 8)), 1),
             "half_token": number(core.same_ratio_token(4, 8, 300), 0),
         }
+
+    def cell_context(self) -> dict[str, object]:
+        return {"other_length": self.choice.other_length}
 
     def _slider(self, name: str) -> pn.widgets.Widget:
         return FastIntSlider.from_param(self.choice.param[name], name=text(self.state.lang, name),

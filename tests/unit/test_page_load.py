@@ -91,14 +91,15 @@ def test_in_a_session_only_the_first_view_is_built_until_the_browser_has_drawn_i
     marker = doc.get_model_by_name("distance_marker").data
     assert list(marker["k"]) == [5]
     assert marker["score"][0] == pytest.approx(score(5), abs=1e-9)
-    # Headings stay where they were, each followed by its view, in reading order.
+    # Headings stay where they were, each followed by its view and its code part, in reading order.
     objects = views_column(page).objects
-    assert len(objects) == 2 * len(pages.VIEWS)
+    assert len(objects) == 3 * len(pages.VIEWS)
     for i, name in enumerate(pages.VIEWS):
-        assert f'id="{name}"' in objects[2 * i].object
-        view = objects[2 * i + 1]
+        assert f'id="{name}"' in objects[3 * i].object
+        view = objects[3 * i + 1]
         marks = {pane.object.name for pane in view.select(pn.pane.Bokeh)} | {t.name for t in view.select(LiveHTML)}
         assert VIEW_MARK[name] in marks
+        assert objects[3 * i + 2].name == f"{name}_code"
     assert later.anchor.complete
 
 
