@@ -339,12 +339,12 @@ class RoomBox(pn.viewable.Viewer):
     said on the page (``_on_bus``); the teacher's page then re-creates its room if Redis lost it.
     """
 
-    def __init__(self, state: ExplorerState, kind: str, **params):
+    def __init__(self, state: ExplorerState, kind: str, room_bus: rooms.Bus | None = None, **params):
         super().__init__(**params)
         self.state = state
         self.kind = kind
         self.lang = lang = state.lang
-        self.bus = rooms.bus()
+        self.bus = room_bus or rooms.bus()  # a bus of its own: tests playing several processes
         self.room = ""
         self.secret = ""
         self.seq = 0

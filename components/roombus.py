@@ -301,7 +301,8 @@ class RedisBus:
         self._pubsub = None
         self._task = None
         self._scripts: dict[str, object] = {}
-        self.reconnects = 0
+        #: When the connection's task tried to connect (``time.monotonic()``), the last few: the backoff, measured.
+        self.tries: deque[float] = deque(maxlen=64)
 
     @staticmethod
     def _key(room: str) -> str:
@@ -373,6 +374,7 @@ class RedisBus:
         delay = BACKOFF_FIRST_S
         while True:
             pubsub = None
+            self.tries.append(time.monotonic())
             try:
                 await asyncio.wait_for(self.redis.ping(), CALL_TIMEOUT_S)
                 pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
@@ -406,7 +408,6 @@ class RedisBus:
                 if pubsub is not None:
                     with contextlib.suppress(Exception):  # the connection is gone anyway
                         await asyncio.wait_for(pubsub.aclose(), CALL_TIMEOUT_S)
-            self.reconnects += 1
             await asyncio.sleep(delay)  # the backoff between two tries, not a synchronisation delay
             delay = min(delay * 2, BACKOFF_MAX_S)
 
