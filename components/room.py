@@ -16,7 +16,9 @@ claim with a wrong secret is refused, logged and said on the page.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import inspect
 import logging
 import re
 import time
@@ -330,22 +332,32 @@ def public_origin(headers: dict) -> str:
 
 
 class RoomBox(pn.viewable.Viewer):
-    """One session's room controls and its part in a room: none, teacher or follower."""
+    """One session's room controls and its part in a room: none, teacher or follower.
 
-    def __init__(self, state: ExplorerState, kind: str, **params):
+    Its calls to the bus answer at once (the in-process bus) or later (Redis: coroutines on the server's loop,
+    ``_call``); what follows an answer runs in the session's document. Redis going down and coming back is
+    said on the page (``_on_bus``); the teacher's page then re-creates its room if Redis lost it.
+    """
+
+    def __init__(self, state: ExplorerState, kind: str, room_bus: rooms.Bus | None = None, **params):
         super().__init__(**params)
         self.state = state
         self.kind = kind
         self.lang = lang = state.lang
-        self.bus = rooms.bus()
+        self.bus = room_bus or rooms.bus()  # a bus of its own: tests playing several processes
         self.room = ""
         self.secret = ""
         self.seq = 0
         self.driver = 0  # this page's driver number in its room (rooms.Bus.drive)
         self.follower: rooms.Follower | None = None
         self.applied_seq = -1
+        self.mode = "idle"
         self._last_publish = 0.0
         self._publish_scheduled = False
+        self._publishing = False  # one publication in flight at a time: a later one waits and sends the newest
+        self._publish_again = False
+        self._ended = False
+        self._pending_claim = ""  # a claim Redis could not check (down): checked again when it is back
         self.path = "/"
         self.section = ""
         self.start = RoomButton(label=text(lang, "room_start"), name="room_start", margin=0)
@@ -371,7 +383,9 @@ class RoomBox(pn.viewable.Viewer):
             pn.state.on_session_destroyed(lambda _context: self._session_ended())
         if self.bus is None:
             self._set_mode("unavailable", text(lang, "room_needs_redis"))
-        elif state.follow:
+            return
+        self.bus.watch(self._on_bus)
+        if state.follow:
             self._join(state.follow)
         else:
             self._set_mode("idle", "")
@@ -379,11 +393,101 @@ class RoomBox(pn.viewable.Viewer):
     def __panel__(self) -> pn.viewable.Viewable:
         return self.panel
 
+    # --- the bus's answers -------------------------------------------------------------------------
+
+    def _call(self, method, *args, then=None, failed=None) -> None:
+        """``method(*args)`` on the bus, then ``then(answer)``, or ``failed()`` if Redis does not answer.
+
+        The in-process bus answers at once; Redis's answer comes in a task on the loop (which never waits
+        for it) and is handled in this session's document."""
+        try:
+            answer = method(*args)
+        except rooms.RoomsDown:
+            if failed is not None:
+                failed()
+            return
+        if not inspect.isawaitable(answer):
+            if then is not None:
+                then(answer)
+            return
+
+        async def wait() -> None:
+            try:
+                value = await answer
+            except rooms.RoomsDown:
+                if failed is not None:
+                    self._in_session(failed)
+                return
+            except Exception as error:  # a bug must not end silently in a task nobody awaits
+                log.warning("room %s: %s: %s", self.room, type(error).__name__, str(error)[:200])
+                if failed is not None:
+                    self._in_session(failed)
+                return
+            if then is not None:
+                self._in_session(then, value)
+
+        asyncio.get_running_loop().create_task(wait())
+
+    def _in_session(self, callback, *args) -> None:
+        """Run ``callback(*args)`` in this session's document (its lock held, Panel's document current)."""
+        doc = self.doc
+        if self._ended:
+            return
+        if doc is None or doc.session_context is None:
+            callback(*args)  # no server session (a test): at once
+            return
+
+        def run() -> None:
+            with set_curdoc(doc):
+                callback(*args)
+
+        doc.add_next_tick_callback(run)
+
+    def _on_bus(self, up: bool) -> None:
+        """Redis went down or came back (called on the loop, for every page in a room)."""
+        self._in_session(self._bus_changed, up)
+
+    def _bus_changed(self, up: bool) -> None:
+        if self.mode == "teacher":
+            if not up:
+                self.panel.message = text(self.lang, "room_down_teacher", room=self.room)
+                return
+            payload = rooms.encode_state(*self.where(), self._values(), self.seq)
+            self._call(self.bus.restore, self.room, rooms.secret_hash(self.secret), payload, self.driver,
+                       then=self._restored, failed=lambda: None)
+        elif self.mode == "following":
+            if not up:
+                self.panel.message = text(self.lang, "room_down_follower", room=self.room)
+                return
+            self.panel.message = text(self.lang, "room_back_follower", room=self.room)
+            self._call(self.bus.latest, self.room, then=self._apply_payload, failed=lambda: None)
+        elif self.mode == "waiting" and up:
+            self._join(self.room)
+        elif up and self._pending_claim:
+            claim, self._pending_claim = self._pending_claim, ""
+            self._check_claim(claim)
+
+    def _restored(self, outcome: int) -> None:
+        if self.mode != "teacher":
+            return
+        if outcome < 0:
+            self._lose_room("room_taken")
+            return
+        if outcome > 0:
+            log.warning("room %s: Redis had lost it; re-created by its teacher's page", self.room)
+        self.panel.message = text(self.lang, "room_back_teacher", room=self.room)
+        self.publish()  # what the followers missed while it was down
+
+    def _apply_payload(self, payload: str | None) -> None:
+        state = rooms.decode_state(payload) if payload else None
+        if state is not None:
+            self.apply(state)
+
     # --- modes -----------------------------------------------------------------------------------
 
     def _set_mode(self, mode: str, message: str) -> None:
         self.mode = mode
-        self.start.shown = mode in ("idle", "ended")
+        self.start.shown = mode in ("idle", "ended", "closed")
         self.end.shown = mode == "teacher"
         self.detach.shown = mode == "following"
         self.follow.shown = mode == "detached"
@@ -391,10 +495,23 @@ class RoomBox(pn.viewable.Viewer):
 
     def start_room(self) -> None:
         """Start a room driven by this session (the start button)."""
-        if self.bus is None or self.mode not in ("idle", "ended"):
+        if self.bus is None or self.mode not in ("idle", "ended", "closed"):
             return
-        self.room, self.secret = rooms.create_room(self.bus)
-        self.driver = self.bus.drive(self.room)
+        self.close()
+        self.mode = "starting"
+        opener = rooms.create_room if self.bus.kind == "local" else rooms.open_room
+        self._call(opener, self.bus, then=self._opened, failed=self._start_failed)
+
+    def _start_failed(self) -> None:
+        self._set_mode("idle", text(self.lang, "room_down_start"))
+
+    def _opened(self, opened: tuple[str, str]) -> None:
+        room, secret = opened
+        self._call(self.bus.drive, room, then=lambda driver: self._drive(room, secret, driver),
+                   failed=self._start_failed)
+
+    def _drive(self, room: str, secret: str, driver: int) -> None:
+        self.room, self.secret, self.driver = room, secret, driver
         self._become_teacher()
         self.panel.secret = self.secret  # to the teacher's tab only, for its next pages
         self.publish()
@@ -409,23 +526,38 @@ class RoomBox(pn.viewable.Viewer):
         self._set_mode("teacher", text(self.lang, "room_teacher", room=self.room))
 
     def end_room(self) -> None:
-        """Stop driving: followers keep the last state; the tab forgets the secret."""
+        """Close the room for everyone: followers are told it is closed; the tab forgets the secret."""
+        if self.mode == "teacher":
+            self._call(self.bus.close, self.room, self.driver, failed=lambda: None)
         self.secret = ""
         self.link.param.update(text="", large=False)
         self.room = ""
         self._set_mode("ended", "")
 
+    def _lose_room(self, key: str) -> None:
+        room = self.room
+        self.secret = ""
+        self.link.param.update(text="", large=False)
+        self._set_mode("ended", text(self.lang, key, room=room))
+        self.room = ""
+
     def _join(self, room: str) -> None:
         self.room = room
-        if not self.bus.exists(room):
-            self._set_mode("missing", text(self.lang, "room_missing", room=room))
+        self._call(self.bus.lookup, room, then=self._joined, failed=self._join_failed)
+
+    def _joined(self, found: tuple[str, str | None]) -> None:
+        status, latest = found
+        if status != "open":
+            self._set_mode(status, text(self.lang, "room_closed" if status == "closed" else "room_missing",
+                                        room=self.room))
             return
         self._subscribe()
-        self._set_mode("following", text(self.lang, "room_following", room=room))
-        latest = self.bus.latest(room)
-        state = rooms.decode_state(latest) if latest else None
-        if state is not None:
-            self.apply(state)
+        self._set_mode("following", text(self.lang, "room_following", room=self.room))
+        self._apply_payload(latest)
+
+    def _join_failed(self) -> None:
+        # Tried again when Redis is back (_bus_changed).
+        self._set_mode("waiting", text(self.lang, "room_down_join", room=self.room))
 
     def _subscribe(self) -> None:
         if self.follower is None and self.doc is not None:
@@ -445,6 +577,7 @@ class RoomBox(pn.viewable.Viewer):
         self._join(self.room)
 
     def _session_ended(self) -> None:
+        self._ended = True
         self.close()
         self.doc = None  # nothing of a reaped session's document stays reachable from its page's objects
 
@@ -458,18 +591,33 @@ class RoomBox(pn.viewable.Viewer):
 
     def _on_claim(self, event: param.parameterized.Event) -> None:
         claim = str(event.new or "")
-        room, _, secret = claim.partition(":")
+        room, _, _secret = claim.partition(":")
         if not claim or self.bus is None:
             return
         if self.mode == "teacher" or not rooms.valid_room_id(room):
             return
-        if not self.bus.check(room, secret):
-            log.warning("refused a claim to drive room %s: wrong secret", room)
-            self.panel.message = text(self.lang, "room_refused", room=room)
-            return
+        self._check_claim(claim)
+
+    def _check_claim(self, claim: str) -> None:
+        room, _, secret = claim.partition(":")
+
+        def checked(holds: bool) -> None:
+            if self.mode == "teacher":
+                return
+            if not holds:
+                log.warning("refused a claim to drive room %s: wrong secret", room)
+                self.panel.message = text(self.lang, "room_refused", room=room)
+                return
+            self._call(self.bus.drive, room, then=lambda driver: self._take(room, secret, driver),
+                       failed=lambda: setattr(self, "_pending_claim", claim))
+
+        self._call(self.bus.check, room, secret, then=checked,
+                   failed=lambda: setattr(self, "_pending_claim", claim))
+
+    def _take(self, room: str, secret: str, driver: int) -> None:
         self.close()
         self.room, self.secret = room, secret
-        self.driver = self.bus.drive(room)  # the teacher's earlier page, still a session for a while, stops driving
+        self.driver = driver  # the teacher's earlier page, still a session for a while, stops driving
         self._become_teacher()
         self.publish()
 
@@ -502,19 +650,40 @@ class RoomBox(pn.viewable.Viewer):
         if self.mode == "teacher":
             self.publish()
 
+    def _values(self) -> dict[str, str]:
+        """The state a room sends: every URL value but the language and the follow; the lesson's sentence too."""
+        values = {key: value for key, value in self.state.query().items() if key not in NOT_SENT}
+        values.setdefault("sentence", "")  # the query leaves an empty sentence out: a follower must drop its own
+        return values
+
     def publish(self) -> None:
         """Send this (teacher's) session's state to the room; only a session holding the secret gets here."""
         if self.mode != "teacher" or self.bus is None:
             return
+        if self._publishing:
+            self._publish_again = True  # sent, as the newest state, when the one in flight is answered
+            return
         self._last_publish = time.monotonic()
         self.seq += 1
-        values = {key: value for key, value in self.state.query().items() if key not in NOT_SENT}
-        if not self.bus.publish(self.room, rooms.encode_state(*self.where(), values, self.seq), self.driver):
+        self._publishing = True
+        self._call(self.bus.publish, self.room, rooms.encode_state(*self.where(), self._values(), self.seq),
+                   self.driver, then=self._published, failed=self._publish_failed)
+
+    def _published(self, sent: bool) -> None:
+        self._publishing = False
+        if self.mode != "teacher":
+            return
+        if not sent:
             # A later page of the teacher (or a copy of this tab) has taken the room: this one stops driving.
-            self.secret = ""
-            self.link.param.update(text="", large=False)
-            self._set_mode("ended", text(self.lang, "room_taken", room=self.room))
-            self.room = ""
+            self._lose_room("room_taken")
+        elif self._publish_again:
+            self._publish_again = False
+            self.publish()
+
+    def _publish_failed(self) -> None:
+        self._publishing = self._publish_again = False
+        if self.mode == "teacher":  # sent again when Redis is back (_restored)
+            self.panel.message = text(self.lang, "room_down_teacher", room=self.room)
 
     def where(self) -> tuple[str, str]:
         """The path and section a follower should show: this page's, or while presenting, the slide's.
@@ -535,6 +704,10 @@ class RoomBox(pn.viewable.Viewer):
     def apply(self, published: dict) -> None:
         """Show a teacher's state: values clamped like any address's, the follower's language kept."""
         if self.mode != "following":
+            return
+        if published.get("closed"):
+            self.close()
+            self._set_mode("closed", text(self.lang, "room_closed", room=self.room))
             return
         values, _notices = parse_query(published["values"], default_lang=self.lang)
         for key in (*NOT_SENT, *FOLLOWER_KEEPS):

@@ -14,8 +14,12 @@ Transport (``bus()``):
 
 * ``PE_REDIS_URL`` set: Redis. The room's secret hash and latest state are
   keys with a lifetime (``ROOM_TTL_S``), moves go through pub/sub; each
-  process holds one subscriber connection, on a thread of its own, and fans a
-  message out to its own followers. Any number of processes and machines.
+  process holds one subscriber connection, read by a task on the server's loop,
+  and fans a message out to its own followers. Any number of processes and
+  machines. Every call is asynchronous and bounded (a stalled Redis never holds
+  the loop); a lost connection is retried with a backoff, and the teacher's
+  page, which keeps the room's state, re-creates the room when Redis comes back
+  empty (``RedisBus``).
 * one process and no Redis: an in-process bus (nothing to install).
 * several processes and no Redis: no bus; the room box says that rooms need
   Redis rather than starting rooms that half the class could not join.
@@ -30,6 +34,8 @@ costs each follower at most one update per turn of the server's loop.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -40,7 +46,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from tornado.ioloop import IOLoop
@@ -48,8 +54,8 @@ from tornado.ioloop import IOLoop
 # Room ids have six characters without look-alikes (0/o, 1/l/i), easy to read off a projector.
 from app.model.state import ROOM_ALPHABET, ROOM_ID_LENGTH, valid_room_id
 
-__all__ = ["ROOM_ALPHABET", "ROOM_ID_LENGTH", "Bus", "Follower", "LocalBus", "RedisBus", "bus", "create_room",
-           "valid_room_id"]
+__all__ = ["ROOM_ALPHABET", "ROOM_ID_LENGTH", "Bus", "Follower", "LocalBus", "RedisBus", "RoomsDown", "bus",
+           "create_room", "open_room", "valid_room_id"]
 
 log = logging.getLogger("components.roombus")
 
@@ -64,6 +70,8 @@ BACKLOG_BYTES = 64 * 1024
 BACKLOG_RETRY_S = 0.05
 #: The keys of a published state (JSON): page path, section id, URL values, and when the teacher changed it.
 STATE_KEYS = ("path", "section", "values", "seq", "t")
+#: What a closed room's channel says last, and what its state holds a while: followers then say "closed".
+CLOSED = '{"closed":true}'
 
 
 def new_room_id() -> str:
@@ -81,12 +89,19 @@ class Bus(Protocol):
 
     kind: str
 
-    def create(self, room: str, hashed: str) -> bool: ...
-    def check(self, room: str, secret: str) -> bool: ...
-    def exists(self, room: str) -> bool: ...
-    def drive(self, room: str) -> int: ...
-    def publish(self, room: str, payload: str, driver: int = 0) -> bool: ...
-    def latest(self, room: str) -> str | None: ...
+    up: bool | None
+
+    # The calls answer at once (LocalBus) or are coroutines (RedisBus, which may raise RoomsDown).
+    def create(self, room: str, hashed: str) -> bool | Awaitable[bool]: ...
+    def check(self, room: str, secret: str) -> bool | Awaitable[bool]: ...
+    def exists(self, room: str) -> bool | Awaitable[bool]: ...
+    def lookup(self, room: str) -> tuple[str, str | None] | Awaitable[tuple[str, str | None]]: ...
+    def drive(self, room: str) -> int | Awaitable[int]: ...
+    def publish(self, room: str, payload: str, driver: int = 0) -> bool | Awaitable[bool]: ...
+    def close(self, room: str, driver: int = 0) -> bool | Awaitable[bool]: ...
+    def restore(self, room: str, hashed: str, payload: str, driver: int) -> int | Awaitable[int]: ...
+    def latest(self, room: str) -> str | Awaitable[str | None] | None: ...
+    def watch(self, callback: Callable[[bool], None]) -> None: ...
     def subscribe(self, room: str, callback: Callable[[str], None]) -> None: ...
     def unsubscribe(self, room: str, callback: Callable[[str], None]) -> None: ...
 
@@ -116,6 +131,10 @@ class _Fanout:
                 return True
             return False
 
+    def rooms(self) -> list[str]:
+        with self.lock:
+            return list(self.callbacks)
+
     def deliver(self, room: str, payload: str) -> None:
         with self.lock:
             listeners = list(self.callbacks.get(room, ()))
@@ -127,9 +146,10 @@ class _Fanout:
 
 
 class LocalBus:
-    """Rooms of this process only: for one server process, with nothing to install."""
+    """Rooms of this process only: for one server process, with nothing to install. Its calls answer at once."""
 
     kind = "local"
+    up = True
 
     def __init__(self) -> None:
         self.hashes: dict[str, str] = {}
@@ -170,6 +190,23 @@ class LocalBus:
     def latest(self, room: str) -> str | None:
         return self.states.get(room)
 
+    def lookup(self, room: str) -> tuple[str, str | None]:
+        if room in self.hashes:
+            return "open", self.states.get(room)
+        return ("closed" if self.states.get(room) == CLOSED else "missing"), None
+
+    def close(self, room: str, driver: int = 0) -> bool:
+        if driver and driver < self.drivers.get(room, 0):
+            return False
+        self.hashes.pop(room, None)
+        return self.publish(room, CLOSED)
+
+    def restore(self, room: str, hashed: str, payload: str, driver: int) -> int:
+        return 0 if self.hashes.get(room) == hashed else -1  # nothing here outlives what keeps it
+
+    def watch(self, callback: Callable[[bool], None]) -> None:
+        """Never down: nothing to say."""
+
     def subscribe(self, room: str, callback: Callable[[str], None]) -> None:
         self.fanout.add(room, callback)
 
@@ -189,6 +226,48 @@ redis.call('PUBLISH', KEYS[3], ARGV[1])
 return 1
 """
 
+#: KEYS as above; ARGV: the closing page's driver number, the closed marker, the lifetime in seconds.
+#: The secret's hash goes (nobody drives the room again, nobody joins it), the marker stays a while as its state.
+_CLOSE_LUA = """
+local driver = tonumber(ARGV[1])
+if driver > 0 and driver < tonumber(redis.call('GET', KEYS[1]) or '0') then return 0 end
+redis.call('DEL', KEYS[3], KEYS[1])
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+redis.call('PUBLISH', KEYS[3], ARGV[2])
+return 1
+"""
+
+#: KEYS as above; ARGV: the secret's hash, the teacher's latest state, the page's driver number, the lifetime.
+#: 1: re-created (Redis had lost it); 0: still there; -1: the id is another room's now.
+_RESTORE_LUA = """
+local stored = redis.call('GET', KEYS[3])
+if stored then
+  if stored == ARGV[1] then return 0 end
+  return -1
+end
+redis.call('SET', KEYS[3], ARGV[1], 'EX', ARGV[4])
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[4])
+if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[3]) then
+  redis.call('SET', KEYS[1], ARGV[3], 'EX', ARGV[4])
+end
+return 1
+"""
+
+#: Longest wait for one Redis command, in seconds: past it, Redis counts as down (stalled) for this process.
+CALL_TIMEOUT_S = 2.0
+#: Reconnecting: the first wait after Redis went away, doubled after each failed try up to the last, in seconds.
+BACKOFF_FIRST_S = 0.5
+BACKOFF_MAX_S = 10.0
+#: How often the process asks Redis whether it answers (a stall sends no error), while up and while down.
+PING_UP_S = 2.0
+PING_DOWN_S = 0.5
+#: A channel every process listens on, so that its subscriber connection is never idle-unsubscribed.
+ALIVE_CHANNEL = "pe:rooms:alive"
+
+
+class RoomsDown(Exception):
+    """Redis does not answer (stopped, restarting, stalled): the caller says so and tries again when it is back."""
+
 
 class RedisBus:
     """Rooms in Redis: any number of processes and machines share them.
@@ -196,80 +275,221 @@ class RedisBus:
     Keys ``pe:room:<id>`` (the secret's hash), ``pe:room:<id>:state`` (the
     latest state) and ``pe:room:<id>:driver`` (the number of the page that
     drives it: each claim takes a new one), all expiring ``ROOM_TTL_S`` after the last move; moves
-    are published on channel ``pe:room:<id>``. One subscriber connection per
-    process, read by a daemon thread that hands each message to the IOLoop.
+    are published on channel ``pe:room:<id>``.
+
+    Every call is a coroutine of the asyncio client (``redis.asyncio``) on the server's own loop, bounded by
+    ``CALL_TIMEOUT_S``: a stalled Redis costs the pages in a room a notice, never the loop (the pages in no room
+    do not wait at all). One task per process (``_keep_connected``) holds the subscriber connection, fans
+    messages out to this process's followers, pings Redis, and reconnects with a backoff (``BACKOFF_FIRST_S``
+    doubling to ``BACKOFF_MAX_S``) whenever it is lost, resubscribing every room followed here. Whoever
+    watches (``watch``) is told when Redis goes down and when it is back: a teacher's page then re-creates
+    its room if Redis came back empty (``restore``), a follower's fetches the latest state.
     """
 
     kind = "redis"
 
-    def __init__(self, url: str, loop: IOLoop | None = None) -> None:
-        import redis  # only needed with PE_REDIS_URL
+    def __init__(self, url: str) -> None:
+        import redis.asyncio  # only needed with PE_REDIS_URL
 
-        self.redis = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5,
-                                          health_check_interval=30)
-        self.redis.ping()
-        self._publish = self.redis.register_script(_PUBLISH_LUA)
-        self.pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
-        self.loop = loop or IOLoop.current()
+        self.url = url
+        self.redis = redis.asyncio.Redis.from_url(url, socket_timeout=CALL_TIMEOUT_S,
+                                                  socket_connect_timeout=CALL_TIMEOUT_S)
         self.fanout = _Fanout()
-        self.started = threading.Event()
-        self.thread: threading.Thread | None = None
+        #: Whether Redis answers: None until the first answer or failure.
+        self.up: bool | None = None
+        self._watchers: list[weakref.WeakMethod | weakref.ref] = []
+        self._pubsub = None
+        self._task = None
+        self._scripts: dict[str, object] = {}
+        #: When the connection's task tried to connect (``time.monotonic()``), the last few: the backoff, measured.
+        self.tries: deque[float] = deque(maxlen=64)
 
     @staticmethod
     def _key(room: str) -> str:
         return f"pe:room:{room}"
 
-    def create(self, room: str, hashed: str) -> bool:
-        return bool(self.redis.set(self._key(room), hashed, nx=True, ex=ROOM_TTL_S))
+    # --- being up or down --------------------------------------------------------------------------
 
-    def check(self, room: str, secret: str) -> bool:
-        stored = self.redis.get(self._key(room))
+    def watch(self, callback: Callable[[bool], None]) -> None:
+        """Call ``callback(up)`` (on the loop) whenever Redis goes down or comes back; held weakly."""
+        self._watchers.append(weakref.WeakMethod(callback) if hasattr(callback, "__self__")
+                              else weakref.ref(callback))
+        self._ensure_running()
+
+    def _set_up(self, up: bool) -> None:
+        if self.up is up:
+            return
+        was, self.up = self.up, up
+        log.warning("rooms: Redis %s", "answers again" if up and was is False else "answers" if up
+                    else "does not answer; reconnecting with backoff")
+        if was is None and up:
+            return  # the first answer: nothing was said to be down
+        alive = []
+        for ref in self._watchers:
+            callback = ref()
+            if callback is None:
+                continue
+            alive.append(ref)
+            try:
+                callback(up)
+            except Exception as error:  # one broken page must not stop the others
+                log.warning("rooms: a page's status callback failed: %s: %s", type(error).__name__, str(error)[:200])
+        self._watchers = alive
+
+    def _ensure_running(self) -> None:
+        if self._task is not None and not self._task.done():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # started by the first call made on the loop
+        self._task = loop.create_task(self._keep_connected())
+
+    async def _call(self, awaitable):
+        """One Redis command, bounded; a failure marks Redis down and raises ``RoomsDown``."""
+        import redis
+
+        self._ensure_running()
+        if self.up is False:
+            if hasattr(awaitable, "close"):
+                awaitable.close()  # never awaited: no "coroutine was never awaited" warning
+            raise RoomsDown("Redis is down")
+        try:
+            return await asyncio.wait_for(awaitable, CALL_TIMEOUT_S)
+        except (TimeoutError, redis.RedisError, OSError) as error:
+            self._set_up(False)
+            raise RoomsDown(f"{type(error).__name__}: {str(error)[:200]}") from error
+
+    async def _script(self, name: str, source: str, keys: list[str], args: list) -> int:
+        script = self._scripts.get(name)
+        if script is None:
+            script = self._scripts[name] = self.redis.register_script(source)
+        return int(await self._call(script(keys=keys, args=args)))
+
+    def _keys(self, room: str) -> list[str]:
+        key = self._key(room)
+        return [key + ":driver", key + ":state", key]
+
+    async def _keep_connected(self) -> None:
+        delay = BACKOFF_FIRST_S
+        while True:
+            pubsub = None
+            self.tries.append(time.monotonic())
+            try:
+                await asyncio.wait_for(self.redis.ping(), CALL_TIMEOUT_S)
+                pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+                channels = [ALIVE_CHANNEL, *(self._key(room) for room in self.fanout.rooms())]
+                await asyncio.wait_for(pubsub.subscribe(*channels), CALL_TIMEOUT_S)
+                self._pubsub = pubsub
+                self._set_up(True)
+                delay = BACKOFF_FIRST_S
+                next_ping = time.monotonic() + PING_UP_S
+                while True:
+                    message = await asyncio.wait_for(pubsub.get_message(timeout=0.5), CALL_TIMEOUT_S + 1)
+                    if message and message.get("type") == "message":
+                        channel = message["channel"].decode()
+                        if channel != ALIVE_CHANNEL:
+                            self.fanout.deliver(channel.removeprefix("pe:room:"), message["data"].decode())
+                    if time.monotonic() >= next_ping:
+                        try:  # a stalled Redis sends no error: only an unanswered ping tells
+                            await asyncio.wait_for(self.redis.ping(), CALL_TIMEOUT_S)
+                            self._set_up(True)
+                        except Exception:
+                            self._set_up(False)
+                        next_ping = time.monotonic() + (PING_UP_S if self.up else PING_DOWN_S)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                log.warning("rooms: Redis connection: %s: %s; next try in %.1f s", type(error).__name__,
+                            str(error)[:200], delay)
+                self._set_up(False)
+            finally:
+                self._pubsub = None
+                if pubsub is not None:
+                    with contextlib.suppress(Exception):  # the connection is gone anyway
+                        await asyncio.wait_for(pubsub.aclose(), CALL_TIMEOUT_S)
+            await asyncio.sleep(delay)  # the backoff between two tries, not a synchronisation delay
+            delay = min(delay * 2, BACKOFF_MAX_S)
+
+    async def _change_subscription(self, room: str, subscribe: bool) -> None:
+        pubsub = self._pubsub
+        if pubsub is None:
+            return  # the next connection subscribes to every room followed here
+        try:
+            call = pubsub.subscribe if subscribe else pubsub.unsubscribe
+            await self._call(call(self._key(room)))
+        except RoomsDown:
+            pass  # the connection's task reconnects and resubscribes
+
+    def _spawn(self, coroutine) -> None:
+        self._ensure_running()
+        try:
+            asyncio.get_running_loop().create_task(coroutine)
+        except RuntimeError:
+            coroutine.close()  # no loop (a test without a server): the next connection subscribes
+
+    # --- the rooms ---------------------------------------------------------------------------------
+
+    async def create(self, room: str, hashed: str) -> bool:
+        return bool(await self._call(self.redis.set(self._key(room), hashed, nx=True, ex=ROOM_TTL_S)))
+
+    async def check(self, room: str, secret: str) -> bool:
+        stored = await self._call(self.redis.get(self._key(room)))
         return stored is not None and hmac.compare_digest(stored.decode(), secret_hash(secret))
 
-    def exists(self, room: str) -> bool:
-        return bool(self.redis.exists(self._key(room)))
+    async def exists(self, room: str) -> bool:
+        return bool(await self._call(self.redis.exists(self._key(room))))
 
-    def drive(self, room: str) -> int:
-        with self.redis.pipeline(transaction=False) as pipe:
-            pipe.incr(self._key(room) + ":driver")
-            pipe.expire(self._key(room) + ":driver", ROOM_TTL_S)
-            number, _ = pipe.execute()
-        return int(number)
-
-    def publish(self, room: str, payload: str, driver: int = 0) -> bool:
-        # One round trip, and atomic: a page that another page has taken the room from publishes nothing.
+    async def lookup(self, room: str) -> tuple[str, str | None]:
+        """("open", its latest state or None), ("closed", None) or ("missing", None), in one round trip."""
         key = self._key(room)
-        return bool(self._publish(keys=[key + ":driver", key + ":state", key], args=[payload, driver, ROOM_TTL_S]))
+        hashed, latest = await self._call(self.redis.mget(key, key + ":state"))
+        latest = latest.decode() if latest is not None else None
+        if hashed is not None:
+            return "open", latest
+        return ("closed" if latest == CLOSED else "missing"), None
 
-    def latest(self, room: str) -> str | None:
-        value = self.redis.get(self._key(room) + ":state")
+    async def drive(self, room: str) -> int:
+        key = self._key(room) + ":driver"
+
+        async def incr() -> int:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.incr(key)
+                pipe.expire(key, ROOM_TTL_S)
+                number, _ = await pipe.execute()
+            return int(number)
+
+        return await self._call(incr())
+
+    async def publish(self, room: str, payload: str, driver: int = 0) -> bool:
+        # One round trip, and atomic: a page that another page has taken the room from publishes nothing.
+        return bool(await self._script("publish", _PUBLISH_LUA, self._keys(room), [payload, driver, ROOM_TTL_S]))
+
+    async def close(self, room: str, driver: int = 0) -> bool:
+        return bool(await self._script("close", _CLOSE_LUA, self._keys(room), [driver, CLOSED, ROOM_TTL_S]))
+
+    async def restore(self, room: str, hashed: str, payload: str, driver: int) -> int:
+        return await self._script("restore", _RESTORE_LUA, self._keys(room), [hashed, payload, driver, ROOM_TTL_S])
+
+    async def latest(self, room: str) -> str | None:
+        value = await self._call(self.redis.get(self._key(room) + ":state"))
         return value.decode() if value is not None else None
 
     def subscribe(self, room: str, callback: Callable[[str], None]) -> None:
         if self.fanout.add(room, callback):
-            self.pubsub.subscribe(self._key(room))
-            self._start()
+            self._spawn(self._change_subscription(room, True))
 
     def unsubscribe(self, room: str, callback: Callable[[str], None]) -> None:
         if self.fanout.remove(room, callback):
-            self.pubsub.unsubscribe(self._key(room))
+            self._spawn(self._change_subscription(room, False))
 
-    def _start(self) -> None:
-        if self.thread is None:
-            self.thread = threading.Thread(target=self._listen, name="pe-rooms-redis", daemon=True)
-            self.thread.start()
-
-    def _listen(self) -> None:
-        while True:
-            try:
-                message = self.pubsub.get_message(timeout=1.0)
-            except Exception as error:  # a dropped connection: redis-py reconnects and resubscribes
-                log.warning("room subscription: %s: %s", type(error).__name__, str(error)[:200])
-                time.sleep(1.0)  # back off before the next try, not a synchronisation delay
-                continue
-            if message and message.get("type") == "message":
-                room = message["channel"].decode().removeprefix("pe:room:")
-                self.loop.add_callback(self.fanout.deliver, room, message["data"].decode())
+    async def aclose(self) -> None:
+        """Stop the connection's task and close the connections (tests)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        await self.redis.aclose()
 
 
 def processes() -> int:
@@ -294,8 +514,8 @@ _BUS_LOCK = threading.Lock()
 def bus() -> Bus | None:
     """This process's bus: Redis with ``PE_REDIS_URL``, in-process with one process, else ``None``.
 
-    Made on first use in each process (after a fork, so the Redis connection
-    and its thread belong to the process that uses them).
+    Made on first use in each process (after a fork, so the Redis connections
+    and their task belong to the process that uses them).
     """
     global _BUS, _BUS_PID
     with _BUS_LOCK:
@@ -303,11 +523,8 @@ def bus() -> Bus | None:
             _BUS, _BUS_PID = None, os.getpid()
             url = os.environ.get("PE_REDIS_URL", "").strip()
             if url:
-                try:
-                    _BUS = RedisBus(url)
-                except Exception as error:
-                    log.warning("rooms: Redis at PE_REDIS_URL does not answer (%s); rooms are off",
-                                type(error).__name__)
+                # Not asked whether it answers now: its connection's task keeps trying (RedisBus).
+                _BUS = RedisBus(url)
             elif processes() == 1:
                 _BUS = LocalBus()
         return _BUS
@@ -330,6 +547,16 @@ def create_room(the_bus: Bus) -> tuple[str, str]:
     raise RuntimeError("no free room id in 20 tries")
 
 
+async def open_room(the_bus: RedisBus) -> tuple[str, str]:
+    """``create_room`` on a bus whose calls are coroutines (Redis)."""
+    secret = secrets.token_urlsafe(24)
+    for _ in range(20):
+        room = new_room_id()
+        if await the_bus.create(room, secret_hash(secret)):
+            return room, secret
+    raise RuntimeError("no free room id in 20 tries")
+
+
 def encode_state(path: str, section: str, values: dict[str, str], seq: int) -> str:
     """A teacher's state as the JSON that goes on the bus."""
     return json.dumps({"path": path, "section": section, "values": values, "seq": seq, "t": time.time()},
@@ -342,6 +569,8 @@ def decode_state(payload: str) -> dict | None:
         data = json.loads(payload)
     except (TypeError, ValueError):
         return None
+    if isinstance(data, dict) and data.get("closed") is True:
+        return {"closed": True, "path": "", "section": "", "values": {}, "seq": 0, "t": 0.0}
     if not isinstance(data, dict) or not isinstance(data.get("values"), dict):
         return None
     return {

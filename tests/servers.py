@@ -82,6 +82,67 @@ def redis_server(timeout: float = 20.0) -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+class RedisProcess:
+    """A redis-server on a fixed loopback port that a test stops, starts again (empty), pauses and resumes."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.binary = need("redis-server")
+        self.port = port or free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.folder = tempfile.mkdtemp(prefix="pe-test-redis-")
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 20.0) -> None:
+        """Start it (no persistence: it starts empty) and wait, bounded, until it answers."""
+        import redis
+
+        self.process = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.folder, "--save", "",
+             "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"], stdout=subprocess.DEVNULL)
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=1)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.05)  # polling interval
+        client.close()
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.resume()
+            _stop(self.process)
+            self.process = None
+
+    def pause(self) -> None:
+        """SIGSTOP: it keeps its connections open and answers nothing (a stalled Redis)."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@contextmanager
+def redis_process(start: bool = True) -> Iterator[RedisProcess]:
+    """A ``RedisProcess`` (started unless ``start`` is false), stopped and removed when the block ends."""
+    server = RedisProcess()
+    try:
+        if start:
+            server.start()
+        yield server
+    finally:
+        server.close()
+
+
 def get(url: str, cookie: str | None = None, timeout: float = 10.0) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
     with urllib.request.urlopen(request, timeout=timeout) as response:

@@ -19,9 +19,13 @@ import redis
 
 from app.model.strings import text
 from tests.helpers import model_property, press, source_data, wait_for_source, wait_until
-from tests.servers import get, keys_per_process, redis_server, run_local, run_local_status, sessions_of
+from tests.servers import get, keys_per_process, redis_process, run_local, run_local_status, sessions_of
 
 pytestmark = pytest.mark.browser
+
+
+#: The stack's redis-server (tests/servers.RedisProcess), for the test that restarts it.
+STACK_REDIS: list = []
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +33,9 @@ def stack(tmp_path_factory):
     """(nginx's URL, Redis's URL, {pid: cookie key}, run-local's status file) for two app processes behind
     nginx, rooms through Redis."""
     status_file = tmp_path_factory.mktemp("run-local") / "status.json"
-    with redis_server() as redis_url, run_local(procs=2, redis_url=redis_url, status_file=status_file) as url:
-        yield url, redis_url, keys_per_process(url, 2), status_file
+    with redis_process() as server, run_local(procs=2, redis_url=server.url, status_file=status_file) as url:
+        STACK_REDIS.append(server)
+        yield url, server.url, keys_per_process(url, 2), status_file
 
 
 def built(url: str, keys: dict[int, str]) -> Counter:
@@ -177,3 +182,54 @@ def test_a_followers_process_killed_mid_lesson_its_page_comes_back_following_by_
                timeout=10, message="the killed app process was not started again")
     for page in (teacher, student):
         page.context.close()
+
+
+#: Whether an ``aria-live`` element of the page (through shadow roots) says exactly ``text``.
+_LIVE_SAYS = """(text) => {
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.hasAttribute("aria-live") && el.textContent === text) return true;
+      if (el.shadowRoot && walk(el.shadowRoot)) return true;
+    }
+    return false;
+  };
+  return walk(document);
+}"""
+
+
+def test_a_redis_restart_is_said_on_both_sides_and_the_room_goes_on(browser, stack):
+    """Redis (no persistence) restarts under a running room: the teacher's and the follower's boxes say that
+    the room's connection is lost (aria-live), then that it is back; the room, re-created by the teacher's
+    page, carries the teacher's next move to the follower on the other process."""
+    url, redis_url, keys, _status_file = stack
+    server = STACK_REDIS[-1]
+    (_, teacher_key), (_, student_key) = sorted(keys.items())
+    teacher = new_page(browser, url, "en-US", teacher_key)
+    student = new_page(browser, url, "es-ES", student_key)
+    try:
+        teacher.goto(f"{url}/explore?lang=en")
+        wait_for_source(teacher, "distance_marker", timeout=30)
+        teacher.get_by_role("button", name=text("en", "room_start")).click()
+        link = wait_until(lambda: model_property(teacher, "room_link", "text"), message="no join link")
+        room = link.rsplit("=", 1)[1]
+        student.goto(link)
+        wait_for_source(student, "distance_marker", timeout=30)
+        wait_until(lambda: model_property(student, "room_box", "mode") == "following", timeout=20)
+        server.stop()
+        wait_until(lambda: teacher.evaluate(_LIVE_SAYS, text("en", "room_down_teacher", room=room)), timeout=20,
+                   message="the teacher was not told that the room's connection is lost")
+        wait_until(lambda: student.evaluate(_LIVE_SAYS, text("es", "room_down_follower", room=room)), timeout=20,
+                   message="the follower was not told that the room's connection is lost")
+        server.start()
+        wait_until(lambda: teacher.evaluate(_LIVE_SAYS, text("en", "room_back_teacher", room=room)), timeout=30,
+                   message="the teacher was not told that the connection is back")
+        wait_until(lambda: student.evaluate(_LIVE_SAYS, text("es", "room_back_follower", room=room)), timeout=30,
+                   message="the follower was not told that the connection is back")
+        assert redis.Redis.from_url(redis_url).exists(f"pe:room:{room}"), "the room was not re-created"
+        k = int(source_data(teacher, "distance_marker")["k"][0])
+        press(teacher, text("en", "k"), "ArrowRight")
+        wait_until(lambda: int(source_data(student, "distance_marker")["k"][0]) == k + 1, timeout=20,
+                   message="the follower did not follow the teacher's move after the restart")
+    finally:
+        teacher.context.close()
+        student.context.close()

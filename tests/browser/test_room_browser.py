@@ -213,3 +213,30 @@ def test_a_follower_of_a_presenting_teacher_reads_each_slide_at_reading_size(bro
         teacher.context.close()
         student.context.close()
     assert errors == []
+
+
+def test_the_teachers_sentence_reaches_live_followers_and_closing_is_said(browser, app_url):
+    """On /order the teacher's sentence (a state value like the sliders') reaches a follower already on the
+    page, and so does going back to the lesson's sentence; closing the room is said on the follower's page."""
+    teacher = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US").new_page()
+    student = browser.new_context(viewport={"width": 1280, "height": 800}, locale="es-ES").new_page()
+    try:
+        joined(teacher, student, f"{app_url}/order?lang=en")
+        wait_until(lambda: model_property(student, "room_box", "mode") == "following", timeout=20)
+        lessons = [str(word) for word in source_data(student, "order_words")["word"]]
+        box = teacher.get_by_role("textbox", name=text("en", "sentence"))
+        box.fill("the cat sat on the mat")
+        box.press("Enter")
+        wait_until(lambda: any("cat" in word for word in source_data(student, "order_words")["word"]), timeout=20,
+                   message="the teacher's sentence did not reach the live follower")
+        teacher.get_by_role("button", name=text("en", "order_lesson_original")).click()
+        wait_until(lambda: [str(word) for word in source_data(student, "order_words")["word"]] == lessons, timeout=20,
+                   message="the lesson's sentence again did not reach the follower")
+        teacher.get_by_role("button", name=text("en", "room_end")).click()
+        room = model_property(student, "room_box", "room")
+        wait_until(lambda: model_property(student, "room_box", "message") == text("es", "room_closed", room=room),
+                   timeout=20, message="the follower was not told that the room is closed")
+        assert model_property(student, "room_box", "mode") == "closed"
+    finally:
+        teacher.context.close()
+        student.context.close()

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-import concurrent.futures
+import asyncio
 import json
 import re
 import time
 import xml.etree.ElementTree as ET
 
 import pytest
-from tornado.ioloop import IOLoop
+from bokeh.document import Document
 
 from app.model.state import ExplorerState
 from app.model.strings import text
 from app.room_routes import qr_svg
 from components import roombus as rooms
 from components.room import RoomBox, public_origin
-from tests.servers import redis_server
+from tests.helpers import run_coroutine
+from tests.servers import redis_process, redis_server
 
 
 @pytest.fixture
@@ -229,48 +230,189 @@ def test_the_qr_code_is_an_svg_of_the_link():
     assert "http://127.0.0.1:8080/explore?follow=abcdef" in svg.decode()
 
 
-def _redis_bus_round_trip() -> None:
-    with redis_server() as url:
-        loop = IOLoop(make_current=False)
-        teacher_side, student_side = rooms.RedisBus(url, loop), rooms.RedisBus(url, loop)
-        room, secret = rooms.create_room(teacher_side)
-        assert student_side.exists(room) and student_side.check(room, secret)
-        assert not student_side.check(room, "forged")
-        got: list[str] = []
+async def until(condition, timeout: float = 15.0, message: str = "condition not met", every: float = 0.02):
+    """Poll ``condition`` on the running loop (which keeps serving its tasks meanwhile); fail after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{message} (after {timeout} s)")
+        await asyncio.sleep(every)  # polling interval
 
-        def listen(payload: str) -> None:
-            got.append(payload)
-            loop.stop()
 
-        student_side.subscribe(room, listen)
-        deadline = time.monotonic() + 10
-        # The subscription is asynchronous: publish until the first message comes through (bounded).
-        def publish_until_heard() -> None:
-            if got or time.monotonic() > deadline:
-                loop.stop()
-                return
-            teacher_side.publish(room, rooms.encode_state("/", "", {"k": "4"}, 1))
-            loop.call_later(0.1, publish_until_heard)
+class SessionDoc(Document):
+    """A Bokeh document whose next-tick callbacks run on the loop, as a session's would (no server here)."""
 
-        loop.add_callback(publish_until_heard)
-        loop.start()
-        assert got and json.loads(got[0])["values"] == {"k": "4"}
-        assert json.loads(student_side.latest(room))["seq"] == 1
-        # A page that another has taken the room from publishes nothing (one driver number per page).
-        first, second = teacher_side.drive(room), student_side.drive(room)
-        assert second == first + 1
-        assert not teacher_side.publish(room, rooms.encode_state("/", "", {"k": "5"}, 2), first)
-        assert student_side.publish(room, rooms.encode_state("/explore", "", {"k": "6"}, 3), second)
-        assert json.loads(student_side.latest(room))["values"] == {"k": "6"}
-        student_side.unsubscribe(room, listen)
-        loop.close()
+    def add_next_tick_callback(self, callback) -> None:
+        asyncio.get_running_loop().call_soon(callback)
+
+
+async def _redis_bus_round_trip(url: str) -> None:
+    teacher_side, student_side = rooms.RedisBus(url), rooms.RedisBus(url)
+    room, secret = await rooms.open_room(teacher_side)
+    assert await student_side.exists(room) and await student_side.check(room, secret)
+    assert not await student_side.check(room, "forged")
+    got: list[str] = []
+    student_side.subscribe(room, got.append)
+
+    def heard() -> bool:  # the subscription is asynchronous: publish until the first message comes through
+        if not got:
+            asyncio.get_running_loop().create_task(
+                teacher_side.publish(room, rooms.encode_state("/", "", {"k": "4"}, 1)))
+        return bool(got)
+
+    await until(heard, every=0.1, message="no message through Redis")
+    assert json.loads(got[0])["values"] == {"k": "4"}
+    assert json.loads(await student_side.latest(room))["seq"] == 1
+    # A page that another has taken the room from publishes nothing (one driver number per page).
+    first, second = await teacher_side.drive(room), await student_side.drive(room)
+    assert second == first + 1
+    assert not await teacher_side.publish(room, rooms.encode_state("/", "", {"k": "5"}, 2), first)
+    assert await student_side.publish(room, rooms.encode_state("/explore", "", {"k": "6"}, 3), second)
+    assert json.loads(await student_side.latest(room))["values"] == {"k": "6"}
+    # Closing: followers hear "closed", a late joiner finds it closed, nobody drives it again.
+    assert await student_side.close(room, second)
+    await until(lambda: rooms.CLOSED in got, message="the closing was not heard")
+    assert await teacher_side.lookup(room) == ("closed", None)
+    assert not await teacher_side.check(room, secret)
+    student_side.unsubscribe(room, got.append)
+    await teacher_side.aclose()
+    await student_side.aclose()
 
 
 def test_redis_bus_carries_a_room_across_buses():
-    # In a worker thread: after a Playwright test the main thread's asyncio loop counts as running,
-    # and a tornado IOLoop cannot start there (tests.helpers.run_coroutine does the same for coroutines).
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        pool.submit(_redis_bus_round_trip).result(timeout=120)
+    # In a worker thread: after a Playwright test the main thread's asyncio loop counts as running.
+    with redis_server() as url:
+        run_coroutine(_redis_bus_round_trip(url), timeout=120)
+
+
+async def _rooms_outlive_a_restart(server) -> None:
+    # Two processes: the teacher's (and one follower's), and a late joiner's.
+    here, there = rooms.RedisBus(server.url), rooms.RedisBus(server.url)
+    teacher = RoomBox(ExplorerState(lang="en", k=3), "view", room_bus=here)
+    teacher.start_room()
+    await until(lambda: teacher.mode == "teacher", message="no room")
+    room = teacher.room
+    student = RoomBox(ExplorerState(lang="es"), "view", room_bus=here)
+    student.doc = SessionDoc()
+    student.state.follow = room
+    student._join(room)
+    await until(lambda: student.mode == "following", message="the student does not follow")
+    await until(lambda: here.up, message="the connection's task is not up")
+    teacher.state.k = 5
+    await until(lambda: student.state.k == 5, message="the move did not reach the follower")
+
+    # Redis restarts, empty: both pages are told, the process reconnects with a growing wait between tries.
+    server.stop()
+    await until(lambda: here.up is False, message="Redis's end was not noticed")
+    await until(lambda: teacher.panel.message == text("en", "room_down_teacher", room=room))
+    await until(lambda: student.panel.message == text("es", "room_down_follower", room=room))
+    tries_before = len(here.tries)
+    await until(lambda: len(here.tries) >= tries_before + 3, timeout=20, message="no retries")
+    gaps = [b - a for a, b in zip(list(here.tries)[-3:], list(here.tries)[-2:], strict=False)]
+    assert gaps[1] > 1.5 * gaps[0] and all(gap <= rooms.BACKOFF_MAX_S + rooms.CALL_TIMEOUT_S + 1 for gap in gaps), gaps
+    teacher.state.k = 6  # moved while Redis is away: it reaches the students once Redis is back
+    server.start()
+    await until(lambda: here.up, timeout=rooms.BACKOFF_MAX_S + 10, message="no reconnection")
+    await until(lambda: teacher.panel.message == text("en", "room_back_teacher", room=room))
+    await until(lambda: student.state.k == 6, message="the follower did not catch up after the restart")
+    assert student.mode == "following" and student.panel.message.startswith(text("es", "room_back_follower",
+                                                                                   room=room)[:10])
+    # The room was re-created by its teacher's page: a late joiner in another process joins it.
+    late = RoomBox(ExplorerState(lang="en", follow=room), "view", room_bus=there)
+    await until(lambda: late.mode == "following", message=f"the late joiner is {late.mode}")
+    assert late.state.k == 6
+    teacher.state.k = 7
+    await until(lambda: student.state.k == 7, message="live moves stopped after the restart")
+    # Closed: the follower says so; a late joiner is told it is closed.
+    teacher.end.clicks += 1
+    await until(lambda: student.mode == "closed", message="the follower was not told the room is closed")
+    assert student.panel.message == text("es", "room_closed", room=room)
+    again = RoomBox(ExplorerState(lang="en", follow=room), "view", room_bus=there)
+    await until(lambda: again.mode == "closed", message=f"a late joiner of a closed room is {again.mode}")
+    student.close()
+    await here.aclose()
+    await there.aclose()
+
+
+def test_rooms_outlive_a_redis_restart():
+    """Redis (no persistence) restarts: the teacher's page re-creates its room, followers catch up, late
+    joiners join; the process reconnects with a backoff; both sides are told while it is down."""
+    with redis_process() as server:
+        run_coroutine(_rooms_outlive_a_restart(server), timeout=180)
+
+
+async def _redis_down_at_first_touch(server) -> None:
+    bus = rooms.RedisBus(server.url)
+    teacher = RoomBox(ExplorerState(lang="en"), "view", room_bus=bus)
+    teacher.start_room()
+    await until(lambda: teacher.panel.message == text("en", "room_down_start"), message="not told")
+    assert teacher.mode == "idle" and teacher.start.shown
+    student = RoomBox(ExplorerState(lang="es", follow="abcdef"), "view", room_bus=bus)
+    await until(lambda: student.mode == "waiting", message=f"the student is {student.mode}")
+    assert student.panel.message == text("es", "room_down_join", room="abcdef")
+    server.start()
+    await until(lambda: bus.up, timeout=rooms.BACKOFF_MAX_S + 10, message="rooms stayed off")
+    await until(lambda: student.mode == "missing", message="the waiting student did not look again")
+    teacher.start.clicks += 1
+    await until(lambda: teacher.mode == "teacher", message="no room once Redis is up")
+    await bus.aclose()
+
+
+def test_redis_down_at_first_touch_is_retried():
+    with redis_process(start=False) as server:
+        run_coroutine(_redis_down_at_first_touch(server), timeout=120)
+
+
+async def _a_stall_blocks_nobody(server) -> None:
+    bus = rooms.RedisBus(server.url)
+    teacher = RoomBox(ExplorerState(lang="en"), "view", room_bus=bus)
+    teacher.start_room()
+    await until(lambda: teacher.mode == "teacher" and bus.up, message="no room")
+    alone = ExplorerState(lang="en")  # a page in no room, in the same process
+    RoomBox(alone, "view", room_bus=bus)
+    loop = asyncio.get_running_loop()
+    lags: list[float] = []
+
+    async def probe() -> None:
+        """A slider step of the page in no room: from its arrival on the loop to its state changed."""
+        arrived = time.monotonic()
+        done = loop.create_future()
+
+        def step() -> None:
+            alone.k = (alone.k + 1) % 10
+            done.set_result(None)
+
+        loop.call_soon(step)
+        await done
+        lags.append(time.monotonic() - arrived)
+
+    server.pause()
+    try:
+        stalled_at = time.monotonic()
+        # The teacher keeps dragging while Redis answers nothing; probes run meanwhile.
+        while time.monotonic() - stalled_at < 2 * rooms.CALL_TIMEOUT_S + 1 or bus.up is not False:
+            assert time.monotonic() - stalled_at < 30, "the stall was never noticed"
+            teacher.state.k = (teacher.state.k + 1) % 10
+            teacher.publish()
+            await probe()
+            await asyncio.sleep(0.02)  # pacing: a drag at ~50 Hz
+        assert teacher.panel.message == text("en", "room_down_teacher", room=teacher.room)
+    finally:
+        server.resume()
+    assert max(lags) < 0.1, f"the loop waited {max(lags) * 1000:.0f} ms for a page in no room"
+    await until(lambda: bus.up, timeout=rooms.BACKOFF_MAX_S + 10, message="not back after the stall")
+    await until(lambda: teacher.panel.message == text("en", "room_back_teacher", room=teacher.room))
+    assert json.loads(await bus.latest(teacher.room))["values"]["k"] == str(teacher.state.k)
+    await bus.aclose()
+
+
+def test_a_stalled_redis_blocks_no_page():
+    """SIGSTOP on redis-server: a page in no room still answers at once (every call is a bounded coroutine)."""
+    with redis_process() as server:
+        run_coroutine(_a_stall_blocks_nobody(server), timeout=120)
 
 
 def test_the_internals_the_backlog_check_reads_are_there():
