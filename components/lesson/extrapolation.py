@@ -43,6 +43,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from app.model import core
+from app.model.datasets import ALIBI_HEADS, extrapolation_ladders
 from app.model.strings import number, significant, text
 from components.controls import labelled
 from components.legend import detach_legends
@@ -56,8 +57,6 @@ from components.widgets import OneMessageRadioButtonGroup
 STRETCHED: tuple[str, ...] = ("interpolation", "ntk", "yarn")
 #: The ladders whose angles and scores the sources hold: the trained one, then the stretched ones.
 LADDERS: tuple[str, ...] = ("sinusoidal", *STRETCHED)
-#: ALiBi's heads drawn (Press et al. 2022 use 8 in their smaller models: slopes 1/2 … 1/256).
-ALIBI_HEADS = 8
 #: The seed of the learned table's stand-in rows (the same table in every session).
 LEARNED_SEED = 0
 #: Where a mark of the stretched ladder sits beside its pair, and the trained one on the other side, so the
@@ -72,16 +71,6 @@ class ExtrapolationChoice(param.Parameterized):
         "The stretched ladder shown against the trained one: Position Interpolation, NTK-aware or YaRN."))
 
 
-def ladders(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.ndarray]:
-    """The frequencies each ladder reads a text of ``T`` positions with, from ``core``."""
-    return {
-        "sinusoidal": core.frequencies(d_model, base),
-        "interpolation": core.interpolated_frequencies(T_train, T, d_model, base),
-        "ntk": core.ntk_frequencies(T_train, T, d_model, base),
-        "yarn": core.yarn_frequencies(T_train, T, d_model, base),
-    }
-
-
 def angle_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.ndarray | list]:
     """One row per pair: the training reach, each ladder's largest angle at T, and whether it is unseen.
 
@@ -91,7 +80,7 @@ def angle_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.
     reach = core.training_angles(T_train, d_model, base)
     data: dict[str, np.ndarray | list] = {"pair": pairs, "trained": _positive(reach),
                                           "left": pairs - NUDGE, "right": pairs + NUDGE}
-    for name, omega in ladders(T_train, T, d_model, base).items():
+    for name, omega in extrapolation_ladders(T_train, T, d_model, base).items():
         data[name] = _positive((T - 1) * omega)
         unseen = core.unseen_pairs(T_train, T, d_model, base, frequencies=omega)
         data[f"unseen_{name}"] = np.where(unseen, "unseen", "seen").tolist()
@@ -103,7 +92,7 @@ def score_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.
     T_train − 1, where the table has no row)."""
     k = np.arange(T)
     data: dict[str, np.ndarray] = {"k": k}
-    for name, omega in ladders(T_train, T, d_model, base).items():
+    for name, omega in extrapolation_ladders(T_train, T, d_model, base).items():
         data[name] = core.scores_from_frequencies(k, omega)
     defined = core.learned_defined(k, T_train)
     table = core.learned_table(T_train, d_model, LEARNED_SEED)
@@ -301,7 +290,7 @@ class PastTrainingLength(LessonSection):
         scale = core.scale_factor(s.T_train, s.T)
         reach = core.training_angles(s.T_train, s.d_model, s.base)
         unseen = {name: int(core.unseen_pairs(s.T_train, s.T, s.d_model, s.base, frequencies=omega).sum())
-                  for name, omega in ladders(s.T_train, s.T, s.d_model, s.base).items()}
+                  for name, omega in extrapolation_ladders(s.T_train, s.T, s.d_model, s.base).items()}
         ramp = core.yarn_ramp(s.T_train, s.d_model, s.base)
         slopes = core.alibi_slopes(ALIBI_HEADS)
         values = {
