@@ -29,7 +29,7 @@ def by_hand(d_model: int, T_train: int, T: int, base: float) -> dict[str, np.nda
     gamma = np.clip((turns - 1.0) / (32.0 - 1.0), 0.0, 1.0)
     return {
         "sinusoidal": omega,
-        "interpolation": omega * T_train / T if T > T_train else omega,
+        "interpolation": omega * T_train / T if T_train < T else omega,
         "ntk": (base * s ** (d_model / (d_model - 2))) ** (-2.0 * i / d_model),
         "yarn": (1 - gamma) * omega / s + gamma * omega,
     }
@@ -150,4 +150,4 @@ def test_the_edges_build_and_say_something(sizes):
     assert all(values.values())
     assert view.describe()
     if sizes["d_model"] == 2:
-        assert values["ntk_base"] == "indefinida con un solo par"
+        assert values["ntk_base"] == "indefinida con una sola pareja"

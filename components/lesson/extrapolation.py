@@ -147,10 +147,12 @@ class PastTrainingLength(LessonSection):
         self.turn_line = Span(dimension="width", location=2 * math.pi, line_color=COLORS["ink"], line_width=2,
                               line_dash="dotted", name="extrapolation_turn_line")
         fig.add_layout(self.turn_line)
-        fig.add_layout(Label(x=0, y=2 * math.pi, x_units="screen", x_offset=6, y_offset=4,
-                             text=text(lang, "extrapolation_turn"), text_font_size=TICK_SIZE,
-                             text_color=COLORS["ink"], background_fill_color="white", background_fill_alpha=0.8,
-                             name="extrapolation_turn_label"))
+        # At the right-hand end, above the slow pairs' marks (far below one turn), not over the fast ones'.
+        self.turn_label = Label(x=0, y=2 * math.pi, x_offset=-4, y_offset=4, text_align="right",
+                                text=text(lang, "extrapolation_turn"), text_font_size=TICK_SIZE,
+                                text_color=COLORS["ink"], background_fill_color="white", background_fill_alpha=0.8,
+                                name="extrapolation_turn_label")
+        fig.add_layout(self.turn_label)
         # Each ladder's marks in two renderers, the pairs meeting unseen angles (triangles) and the others
         # (circles), filtered by a column: a scheme button changes which columns they read, not the data.
         self.filters: dict[tuple[str, str], GroupFilter] = {}
@@ -178,8 +180,9 @@ class PastTrainingLength(LessonSection):
                  LegendItem(label=text(lang, "extrapolation_legend_unseen"), renderers=[fig.scatter(
                      x=0, y=1, marker="triangle", size=16, fill_color="white", line_color=COLORS["ink"],
                      line_width=2, visible=False, name="extrapolation_unseen_key")])]
-        fig.add_layout(Legend(items=items, location="bottom_left", label_text_font_size=TICK_SIZE,
-                              background_fill_alpha=0.85, name="extrapolation_angles_legend"))
+        # Below the figure, in two columns: inside, it covered the bars of the slow pairs or the fast pairs' marks.
+        fig.add_layout(Legend(items=items, ncols=2, label_width=250, label_text_font_size=TICK_SIZE,
+                              border_line_color=None, name="extrapolation_angles_legend"), "below")
         style_figure(fig, counts="x")
         detach_legends(fig)
 
@@ -218,14 +221,16 @@ class PastTrainingLength(LessonSection):
                                     background_fill_color="white", background_fill_alpha=0.85,
                                     name="extrapolation_no_learned_label")
         sf.add_layout(self.no_value_label)
-        self.stretched_score_item = LegendItem(label=self._stretched_label(), renderers=[self.stretched_curve])
+        self.stretched_score_item = LegendItem(label=self._stretched_label("extrapolation_legend_stretched_score"),
+                                               renderers=[self.stretched_curve])
         sf.add_layout(Legend(items=[
             LegendItem(label=text(lang, "extrapolation_legend_untouched_score"), renderers=[untouched]),
             self.stretched_score_item,
             LegendItem(label=text(lang, "extrapolation_legend_learned"), renderers=[learned]),
             LegendItem(label=text(lang, "extrapolation_legend_alibi", heads=ALIBI_HEADS), renderers=[alibi]),
-        ], location="bottom_left", label_text_font_size=TICK_SIZE, background_fill_alpha=0.85,
-            name="extrapolation_scores_legend"))
+        ], ncols=2, label_width=250, label_text_font_size=TICK_SIZE, border_line_color=None,
+            name="extrapolation_scores_legend"),
+            "below")
         style_figure(sf, counts="x")
         sf.yaxis[0].major_label_text_font_size = TICK_SIZE
         detach_legends(sf)
@@ -238,8 +243,8 @@ class PastTrainingLength(LessonSection):
         self.choice.param.watch(lambda _: self._update_scheme(), "scheme")
         self._update_sizes()
 
-    def _stretched_label(self) -> str:
-        return text(self.state.lang, "extrapolation_legend_stretched",
+    def _stretched_label(self, key: str = "extrapolation_legend_stretched") -> str:
+        return text(self.state.lang, key,
                     scheme=text(self.state.lang, f"extrapolation_scheme_{self.choice.scheme}"))
 
     @param.depends("state.d_model", "state.T", "state.base", "state.T_train", watch=True)
@@ -260,12 +265,14 @@ class PastTrainingLength(LessonSection):
             self.angles_figure.y_range.update(start=low / 10, end=max(high, 2 * math.pi) * 3)
             self.bars.glyph.bottom = low / 10
             self.angles_figure.x_range.update(start=-0.6, end=s.d_model // 2 - 0.4)
+            self.turn_label.x = s.d_model // 2 - 0.4
             curves = np.concatenate([scores[name] for name in (*LADDERS, "learned")])
             curves = curves[np.isfinite(curves)]
             top = max(float(np.abs(curves).max()), 1.0)
             self.scores_figure.y_range.update(start=-top * 1.1, end=top * 1.1)
             steepest = float(core.alibi_slopes(ALIBI_HEADS)[0]) * max(s.T - 1, 1)
-            self.scores_figure.extra_y_ranges["alibi"].update(start=-steepest * 1.1, end=steepest * 0.1)
+            # Both axes' zeros at one height: the biases fall from it into the lower half, under the scores.
+            self.scores_figure.extra_y_ranges["alibi"].update(start=-steepest * 1.1, end=steepest * 1.1)
             self.scores_figure.x_range.update(start=-0.5, end=max(s.T - 0.5, 1.5))
             self.training_box.right = s.T_train - 0.5
             # The label sits just past the last trained row, where the learned curve stops.
@@ -282,7 +289,7 @@ class PastTrainingLength(LessonSection):
             self.stretched_curve.glyph.y = scheme
             label = self._stretched_label()
             self.stretched_item.label = label
-            self.stretched_score_item.label = label
+            self.stretched_score_item.label = self._stretched_label("extrapolation_legend_stretched_score")
 
     def live_values(self) -> dict[str, str]:
         s = self.state
