@@ -177,9 +177,9 @@ class PastTrainingLength(LessonSection):
                  LegendItem(label=text(lang, "extrapolation_legend_untouched"), renderers=[self.marks[("trained",
                                                                                                        "seen")]]),
                  self.stretched_item,
-                 LegendItem(label=text(lang, "extrapolation_legend_unseen"), renderers=[fig.scatter(
-                     x=0, y=1, marker="triangle", size=16, fill_color="white", line_color=COLORS["ink"],
-                     line_width=2, visible=False, name="extrapolation_unseen_key")])]
+                 # The swatch is a drawn mark's (tests/test_legend.py): the trained ladder's triangle.
+                 LegendItem(label=text(lang, "extrapolation_legend_unseen"),
+                            renderers=[self.marks[("trained", "unseen")]])]
         # Below the figure, in two columns: inside, it covered the bars of the slow pairs or the fast pairs' marks.
         fig.add_layout(Legend(items=items, ncols=2, label_width=250, label_text_font_size=TICK_SIZE,
                               border_line_color=None, name="extrapolation_angles_legend"), "below")
