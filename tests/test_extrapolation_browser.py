@@ -80,3 +80,15 @@ def test_the_lesson_page_reaches_the_extrapolation_section(page, app_url, consol
     wait_for_source(page, "extrapolation_angles", lambda d: len(d["pair"]) == D // 2, timeout=30)
     wait_for_source(page, "extrapolation_scores", lambda d: len(d["k"]) == T, timeout=30)
     assert console_errors == []
+
+
+def test_a_training_length_past_T_is_read_as_T_with_a_notice(page, app_url, console_errors):
+    from playwright.sync_api import expect
+
+    page.goto(f"{app_url}/extrapolation?lang=en&T=40&T_train=100")
+    expect(page.get_by_role("alert").filter(has_text="T_train = 100 is longer than the text (T)")).to_be_visible(
+        timeout=20_000)
+    scores = wait_for_source(page, "extrapolation_scores", lambda d: len(d["k"]) == 40, timeout=30)
+    assert not np.isnan(np.asarray(scores["learned"], dtype=float)).any()  # T_train = T: every row trained
+    assert model_property(page, "extrapolation_no_learned_label", "visible") is False
+    assert console_errors == []
