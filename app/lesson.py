@@ -7,6 +7,7 @@ the lesson's last section on ``/`` and numbered on from it.
 from __future__ import annotations
 
 from components.lesson.base import LessonSection
+from components.lesson.extrapolation import PastTrainingLength
 from components.lesson.fingerprint import Fingerprint
 from components.lesson.gram import GramMatrix
 from components.lesson.hands import ClocksSection
@@ -31,7 +32,8 @@ LESSON: dict[str, type[LessonSection]] = {
 
 #: Past the lessons, in reading order.
 BEYOND: dict[str, type[LessonSection]] = {
-    section.slug: section for section in (ScoreAsClocks, GramMatrix, RotaryPosition, CommonMistakes)
+    section.slug: section for section in (ScoreAsClocks, GramMatrix, RotaryPosition, PastTrainingLength,
+                                        CommonMistakes)
 }
 
 #: Every section of ``/``, in order.

@@ -30,6 +30,7 @@ WIDGETS: dict[str, type[pn.widgets.Widget]] = {
     "pairs_from": FastIntSlider,
     "pairs_to": FastIntSlider,
     "reserve": FastIntSlider,
+    "T_train": FastIntSlider,
     "heads": OneMessageRadioButtonGroup,
     "mistake": OneMessageRadioButtonGroup,
     "sentence": OneMessageTextInput,

@@ -89,6 +89,47 @@ def _qk_terms(s: ExplorerState) -> Table:
     return Table(["m", "n", "ee", "ep", "pe", "pp"], np.array([[s.pos, target, *values]]))
 
 
+def extrapolation_ladders(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.ndarray]:
+    """The frequencies each ladder of the extrapolation section reads a text of ``T`` positions with: the
+    trained one (``sinusoidal``, also RoPE's), then the stretched ones, in the order of their papers."""
+    return {"sinusoidal": core.frequencies(d_model, base),
+            "interpolation": core.interpolated_frequencies(T_train, T, d_model, base),
+            "ntk": core.ntk_frequencies(T_train, T, d_model, base),
+            "yarn": core.yarn_frequencies(T_train, T, d_model, base)}
+
+
+def _extrapolation_ladders(s: ExplorerState) -> dict[str, np.ndarray]:
+    return extrapolation_ladders(s.T_train, s.T, s.d_model, s.base)
+
+
+def _extrapolation_angles(s: ExplorerState) -> Table:
+    ladders = _extrapolation_ladders(s)
+    angles = [(s.T - 1) * omega for omega in ladders.values()]
+    unseen = [core.unseen_pairs(s.T_train, s.T, s.d_model, s.base, frequencies=omega).astype(float)
+              for omega in ladders.values()]
+    return Table(["pair", "trained_reach", *(f"angle_{name}" for name in ladders),
+                  *(f"unseen_{name}" for name in ladders), "yarn_ramp"],
+                 np.column_stack([np.arange(s.d_model // 2), core.training_angles(s.T_train, s.d_model, s.base),
+                                  *angles, *unseen, core.yarn_ramp(s.T_train, s.d_model, s.base)]))
+
+
+#: ALiBi's heads in the extrapolation section and its table (Press et al. 2022 use 8 in their smaller models:
+#: slopes 1/2 … 1/256).
+ALIBI_HEADS = 8
+
+
+def _extrapolation_scores(s: ExplorerState) -> Table:
+    k = np.arange(s.T)
+    scores = [core.scores_from_frequencies(k, omega) for omega in _extrapolation_ladders(s).values()]
+    defined = core.learned_defined(k, s.T_train)
+    learned = np.full(s.T, np.nan)
+    learned[defined] = core.table_dot_scores(core.learned_table(s.T_train, s.d_model), 0, k[defined])
+    alibi = core.alibi_biases(k, core.alibi_slopes(ALIBI_HEADS))
+    return Table(["k", *(f"score_{name}" for name in _extrapolation_ladders(s)), "score_learned",
+                  *(f"alibi_head_{j}" for j in range(1, ALIBI_HEADS + 1))],
+                 np.column_stack([k, *scores, learned, *alibi]))
+
+
 @dataclass(frozen=True)
 class Dataset:
     """One downloadable table: how to make it and which parameters its file name names."""
@@ -109,6 +150,8 @@ DATASETS: dict[str, Dataset] = {
     "terms": Dataset(_terms, ("d_model", "T", "base")),
     "gram": Dataset(_gram, ("d_model", "T", "base")),
     "norms": Dataset(_norms, ("d_model", "T", "base", "mistake")),
+    "extrapolation_angles": Dataset(_extrapolation_angles, ("d_model", "T_train", "T", "base")),
+    "extrapolation_scores": Dataset(_extrapolation_scores, ("d_model", "T_train", "T", "base")),
 }
 
 #: What each page offers: a view's or section's route -> its datasets ("/" and "/explore": all of theirs).
@@ -125,10 +168,11 @@ PAGE_DATASETS: dict[str, tuple[str, ...]] = {
     "sum": ("sum",),
     "terms": ("terms",),
     "gram": ("gram",),
+    "extrapolation": ("extrapolation_angles", "extrapolation_scores"),
     "mistakes": ("norms", "encoding"),
     "explore": ("encoding", "wavelengths", "clocks", "scores", "norms"),
     "": ("encoding", "wavelengths", "clocks", "rotation", "fingerprint", "qk_terms", "scores", "sum", "terms",
-         "gram", "norms"),
+         "gram", "extrapolation_angles", "extrapolation_scores", "norms"),
 }
 
 #: Short names of the parameters in file names.
@@ -147,6 +191,8 @@ def file_name(name: str, state: ExplorerState) -> str:
 
 
 def _number(value: float) -> str:
+    if value != value:  # NaN: no value (a learned table past its rows), an empty field
+        return ""
     # Integers as integers (pos, k, pair); the rest as the shortest text that reads back exactly.
     return str(int(value)) if float(value).is_integer() and abs(value) < 2**53 else repr(float(value))
 

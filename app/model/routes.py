@@ -9,7 +9,7 @@ __all__ = ["BEYOND_SLUGS", "LESSON_SLUGS", "VIEW_NAMES", "page_paths"]
 LESSON_SLUGS: tuple[str, ...] = ("order", "simpler", "fingerprint", "wavelengths", "hands", "shift", "score", "sum",
                                  "quiz", "question")
 #: Past the lessons, in reading order (``app.lesson.BEYOND``).
-BEYOND_SLUGS: tuple[str, ...] = ("terms", "gram", "rope", "mistakes")
+BEYOND_SLUGS: tuple[str, ...] = ("terms", "gram", "rope", "extrapolation", "mistakes")
 #: The single views (``app.pages.VIEWS``); ``/explore`` shows them all.
 VIEW_NAMES: tuple[str, ...] = ("ladder", "clocks", "distance", "checks")
 

@@ -14,6 +14,10 @@ parsed into it. The constraints between parameters live here and nowhere else:
 * ``reserve`` (coordinates kept for position under concatenation) is even,
   0 .. d_model, and keeps its share of d_model when d_model changes;
 * ``mistake`` is one of ``app.model.core.MISTAKES`` ("none", the correct encoding, by default);
+* ``T_train`` (the training length of the extrapolation section) is 1 .. T: a text is never shorter
+  than the texts the model was trained on. It follows ``T`` down when ``T`` shrinks below it (as
+  ``pos`` does), and stays where it is when ``T`` grows; an address with ``T_train > T`` is read as
+  ``T_train = T``, with a notice;
 * ``sentence`` has at most ``MAX_WORDS`` words of at most ``MAX_WORD_LENGTH``
   characters ("" means the lesson's sentence in the page's language).
 
@@ -59,7 +63,7 @@ MAX_WORD_LENGTH = 24
 
 #: Parameters that travel in the query string, in the order they are written there.
 VIEW_PARAMETERS = ("d_model", "T", "base", "pair", "pos", "k")
-LESSON_PARAMETERS = ("pairs_from", "pairs_to", "heads", "reserve", "sentence", "mistake")
+LESSON_PARAMETERS = ("pairs_from", "pairs_to", "heads", "reserve", "sentence", "mistake", "T_train")
 #: How the page is shown (not what it shows): which controls an embedded page shows, presentation mode,
 #: its slide, the theme, the animation. Written into the address only when they differ from their defaults.
 PAGE_PARAMETERS: tuple[str, ...] = ("controls", "present", "slide", "theme", "play", "speed", "loop", "play_k")
@@ -114,6 +118,8 @@ class ExplorerState(param.Parameterized):
     sentence = param.String(default="", doc="The sentence of the first section; empty: the lesson's.")
     mistake = param.Selector(default="none", objects=list(MISTAKES), doc=(
         "A published bug applied to the table the views draw (core.mistake_columns); 'none' is the encoding."))
+    T_train = param.Integer(default=12, bounds=(1, 24), doc=(
+        "Training length of the extrapolation section: the model saw positions 0 .. T_train-1; T_train <= T."))
     lang = param.Selector(default="es", objects=list(LANGUAGES), doc="Language of the interface.")
     controls = param.String(default="", doc=(
         "Which controls the page shows, comma separated (CONTROL_NAMES, or 'none'); empty: all of them."))
@@ -133,8 +139,8 @@ class ExplorerState(param.Parameterized):
     def __init__(self, **params):
         # pair/pos/k are checked against bounds that depend on the sizes, so
         # they are set only once the sizes (and so the bounds) are in place.
-        dependent = {key: params.pop(key) for key in ("pair", "pos", "k", "pairs_from", "pairs_to", "reserve")
-                     if key in params}
+        dependent = {key: params.pop(key) for key in ("pair", "pos", "k", "pairs_from", "pairs_to", "reserve",
+                                                      "T_train") if key in params}
         d_model = params.get("d_model", type(self).param.d_model.default)
         dependent.setdefault("pairs_to", d_model // 2 - 1)
         dependent.setdefault("reserve", even_share(d_model, 1, 8))
@@ -156,7 +162,8 @@ class ExplorerState(param.Parameterized):
         pairs_to = pair_max if self.pairs_to == old_d_model // 2 - 1 else min(self.pairs_to, pair_max)
         reserve = min(even_share(self.reserve, self.d_model, old_d_model), self.d_model)
         bounds = {"pair": (0, pair_max), "pos": (0, last_pos), "k": (-last_pos, last_pos),
-                  "pairs_from": (0, pair_max), "pairs_to": (0, pair_max), "reserve": (0, self.d_model)}
+                  "pairs_from": (0, pair_max), "pairs_to": (0, pair_max), "reserve": (0, self.d_model),
+                  "T_train": (1, self.T)}
         # Values that shrink first, then the bounds, then values that grow: at every
         # moment the values lie inside the bounds an observer can see.
         with param.parameterized.batch_call_watchers(self):
@@ -167,6 +174,7 @@ class ExplorerState(param.Parameterized):
                 "pairs_from": min(self.pairs_from, pairs_to),
                 "pairs_to": min(self.pairs_to, pairs_to),
                 "reserve": min(self.reserve, reserve),
+                "T_train": min(self.T_train, self.T),
             })
             for name, limits in bounds.items():
                 if self.param[name].bounds != limits:
@@ -238,7 +246,7 @@ class Notice:
     given: str
     used: str
     reason: str  # "not_a_number" | "rounded" | "out_of_range" | "odd" | "not_allowed" | "off_grid" | "below_from"
-    #              | "sentence_cut" | "not_a_room" | "repeated"
+    #              | "above_T" | "sentence_cut" | "not_a_room" | "repeated"
 
 
 def clean_sentence(text: str) -> str:
@@ -379,6 +387,12 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
         notices[:] = [n for n in notices if n.parameter != "pairs_to"]
         note("pairs_to", args["pairs_to"], values["pairs_to"], "below_from")
     integer("reserve", 0, d_model)
+    # A training length past the text's own: T_train = T (no extrapolation), said in its own words, not as
+    # "out of range" (the number is a valid length, just not next to this T).
+    integer("T_train", 1, T)
+    if "T_train" in values and (given_train := _to_float(args["T_train"])) is not None and T < given_train <= T_MAX:
+        notices[:] = [n for n in notices if n.parameter != "T_train"]
+        note("T_train", args["T_train"], values["T_train"], "above_T")
     if values.get("reserve", 0) % 2:
         even("reserve", values["reserve"] - 1)
 

@@ -22,6 +22,7 @@ COUNTING_AXES = {
     "gram": {"gram_plot": "xy", "gram_distance_plot": "x"},
     "question": {"question_sum_plot": "x"},
     "rope": {"rope_plot": "xy", "additive_plot": "xy"},
+    "extrapolation": {"extrapolation_angles_plot": "x", "extrapolation_scores_plot": "x"},
     "mistakes": {"mistake_norms_plot": "x", "mistakes_heatmap_plot": "xy"},
 }
 

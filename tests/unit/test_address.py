@@ -49,6 +49,17 @@ def test_a_parameter_without_a_slider_is_sent_from_the_server():
     assert query(bar)["pos"] == "9" and query(bar)["T"] == "10"
 
 
+def test_T_train_clamped_by_a_T_step_reaches_the_address_through_its_own_slider_or_the_server():
+    # The extrapolation section shows both sliders: T's step clamps T_train (1 .. T), and the server writes the
+    # clamped T_train only when no slider of the page does (here none does).
+    state = ExplorerState(d_model=64, T=128, T_train=32)
+    Controls(state, ["T"])
+    bar = AddressBar(state)
+    assert query(bar)["T_train"] == "32"
+    state.T = 20
+    assert query(bar)["T_train"] == "20" and query(bar)["T"] == "20"
+
+
 def address_query(page) -> dict[str, str]:
     url = page.evaluate("() => window.location.href")
     return {key: values[0] for key, values in parse_qs(urlparse(url).query).items()}

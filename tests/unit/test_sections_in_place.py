@@ -30,10 +30,12 @@ START = {"lang": "en", "d_model": 32, "T": 24, "base": 10_000, "pair": 3, "pos":
 #: the page instead).
 CHANGES = [("d_model", 34), ("d_model", 30), ("T", 20), ("T", 25), ("base", 500), ("pair", 5), ("pos", 9),
            ("k", -4), ("pairs_from", 2), ("pairs_to", 9), ("heads", "aligned"), ("reserve", 8),
-           ("sentence", "the cat sees the dog"), ("mistake", "sin_only"), ("mistake", "dim_index")]
+           ("sentence", "the cat sees the dog"), ("mistake", "sin_only"), ("mistake", "dim_index"),
+           ("T_train", 5), ("T_train", 24)]
 #: Steps in a row that clamp other values on the way (the fresh section is built from where they end).
 SEQUENCES = [[("T", 3), ("T", 30)], [("d_model", 2)], [("T", 1)], [("k", 23), ("T", 12)],
-             [("d_model", 8), ("pair", 3), ("d_model", 40)], [("reserve", 32), ("d_model", 20)]]
+             [("d_model", 8), ("pair", 3), ("d_model", 40)], [("reserve", 32), ("d_model", 20)],
+             [("T_train", 20), ("T", 12), ("T", 60)]]
 #: Properties of named models that show the state (a passage's values, a text's markup, a line's place...).
 SHOWN = ("text", "values", "object", "location", "start", "end", "visible", "label", "title", "value", "args",
          "major_label_overrides", "low", "high")

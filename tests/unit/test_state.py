@@ -31,17 +31,18 @@ from app.model.state import (
 
 PROPERTY = settings(max_examples=60, deadline=None)
 REASONS = {"not_a_number", "rounded", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut",
-           "controls", "not_a_room", "repeated"}
+           "controls", "not_a_room", "repeated", "above_T"}
 DEFAULTS = {"d_model": 32, "T": 24, "base": 10_000, "pair": 0, "pos": 0, "k": 3, "pairs_from": 0, "pairs_to": 15,
-            "heads": "random", "reserve": 4, "sentence": "", "mistake": "none", "lang": "es",
+            "heads": "random", "reserve": 4, "sentence": "", "mistake": "none", "T_train": 12, "lang": "es",
             "controls": "", "follow": "",
             "present": False, "slide": "", "theme": "light", "play": False, "speed": 3, "loop": True, "play_k": False}
-DEPENDENT = ("pair", "pos", "k", "pairs_from", "pairs_to", "reserve")
+DEPENDENT = ("pair", "pos", "k", "pairs_from", "pairs_to", "reserve", "T_train")
 
 
 def expected_bounds(d_model: int, T: int) -> dict[str, tuple[int, int]]:
     return {"pair": (0, d_model // 2 - 1), "pos": (0, T - 1), "k": (-(T - 1), T - 1),
-            "pairs_from": (0, d_model // 2 - 1), "pairs_to": (0, d_model // 2 - 1), "reserve": (0, d_model)}
+            "pairs_from": (0, d_model // 2 - 1), "pairs_to": (0, d_model // 2 - 1), "reserve": (0, d_model),
+            "T_train": (1, T)}
 
 
 def assert_consistent(state: ExplorerState) -> None:
@@ -448,6 +449,13 @@ def used_value(values: dict[str, object], name: str) -> object:
     ({"base": "-5"}, "base", 2, "out_of_range"),
     ({"mistake": "<b>dim</b>"}, "mistake", "none", "not_allowed"),
     ({"mistake": ""}, "mistake", "none", "not_allowed"),
+    ({"T_train": "abc"}, "T_train", 12, "not_a_number"),
+    ({"T": "8", "T_train": "abc"}, "T_train", 8, "not_a_number"),  # the default, clamped to T
+    ({"T_train": "0"}, "T_train", 1, "out_of_range"),
+    ({"T_train": "99999"}, "T_train", 24, "out_of_range"),
+    ({"T_train": "100"}, "T_train", 24, "above_T"),  # a valid length, longer than this text
+    ({"T": "128", "T_train": "200"}, "T_train", 128, "above_T"),
+    ({"T_train": "5.6"}, "T_train", 6, "rounded"),
 ])
 def test_junk_gives_a_valid_value_and_one_notice(args, name, used, reason):
     values, notices = parse_query(args)
@@ -465,6 +473,7 @@ def test_junk_gives_a_valid_value_and_one_notice(args, name, used, reason):
     {"d_model": " 1024 ", "T": "2048", "base": "1000000", "k": "2047"},
     {"base": "10000.0", "lang": "EN"},
     {"mistake": "dim_index"}, {"mistake": " Split_Layout "}, {"mistake": "none"},
+    {"d_model": "64", "T_train": "32", "T": "128"}, {"T": "40", "T_train": "40"}, {"T_train": "1"},
     {"unknown": "<script>", "d_model": "32"},
 ])
 def test_valid_values_give_no_notice(args):
@@ -539,6 +548,7 @@ def valid_states(draw) -> ExplorerState:
         reserve=2 * draw(st.integers(0, d_model // 2)),
         sentence=draw(st.sampled_from(["", "the dog bites the man", "uno dos"])),
         mistake=draw(st.sampled_from(["none", "dim_index", "cos_exponent", "split_layout", "sin_only"])),
+        T_train=draw(st.integers(1, T)),
     )
 
 
@@ -718,3 +728,47 @@ def test_repeated_parameters_notes_exactly_those_with_more_than_one_value(query)
     noted = {n.parameter: n for n in repeated_parameters(query)}
     assert set(noted) == {name for name, values in query.items() if len(set(values)) > 1}
     assert all(n.used == query[name][0] for name, n in noted.items())
+
+
+# --------------------------------------------------------------------------
+# The training length of the extrapolation section: 1 <= T_train <= T.
+# --------------------------------------------------------------------------
+
+def test_T_train_follows_T_down_and_stays_when_T_grows():
+    state = ExplorerState(T=128, T_train=32)
+    seen = guard(state)
+    state.T = 20
+    assert (state.T_train, state.param.T_train.bounds) == (20, (1, 20))
+    assert ("value", "T_train", 20) in seen
+    state.T = 300
+    assert (state.T_train, state.param.T_train.bounds) == (20, (1, 300))
+
+
+def test_T_train_past_T_is_refused_by_the_state():
+    state = ExplorerState(T=50)
+    with pytest.raises(ValueError):
+        state.T_train = 51
+    state.T_train = 50
+    assert state.T_train == 50
+
+
+def test_T_train_travels_in_the_address():
+    state = ExplorerState(d_model=64, T=128, T_train=32)
+    query = state.query()
+    assert query["T_train"] == "32"
+    values, notices = parse_query(query)
+    assert notices == [] and ExplorerState(**values).T_train == 32
+
+
+def test_T_train_given_before_T_in_the_address_is_checked_against_that_T():
+    values, notices = parse_query({"T_train": "100", "T": "200"})
+    assert (values["T_train"], notices) == (100, [])
+    values, notices = parse_query({"T_train": "300", "T": "200"})
+    assert values["T_train"] == 200
+    assert [(n.parameter, n.used, n.reason) for n in notices] == [("T_train", "200", "above_T")]
+
+
+def test_T_train_is_a_control_an_embed_can_name():
+    assert "T_train" in CONTROL_NAMES
+    values, notices = parse_query({"controls": "t_train,T"})
+    assert (values["controls"], notices) == ("T,T_train", [])

@@ -1,0 +1,330 @@
+"""Past the lesson, section «extrapolation»: past the training length.
+
+A model trained on texts of ``T_train`` positions reads a text of ``T`` positions (``T >= T_train``,
+``app.model.state``). Every number comes from ``app.model.core`` (its ``extrapolation`` module):
+
+* ``extrapolation_angles_plot``: per pair, the largest angle training showed it, ``ω_i·(T_train − 1)``
+  (a grey bar), against the largest angle it meets in the text, ``ω'_i·(T − 1)``, for the ladder as
+  trained (hollow marks) and for one stretched ladder (filled marks) chosen by the scheme buttons
+  (Position Interpolation, "NTK-aware", YaRN). A pair that meets angles training never showed it is
+  drawn as a triangle, the others as circles (``core.unseen_pairs``): shape, not colour alone.
+* ``extrapolation_scores_plot``: ``S(k) = Σ cos(ω'_i k)`` for k = 0 … T − 1, the trained ladder's
+  and the chosen scheme's (``core.scores_from_frequencies``), the training range shaded; a learned
+  table's ``row_0 · row_k`` (the seeded stand-in ``core.learned_table``), which has no value past
+  ``T_train − 1`` (a gap, and a label that says so); and ALiBi's biases ``−m_j·|k|`` for 8 heads
+  (``core.alibi_biases``) on an axis of their own, on the right.
+
+What is resent on a change:
+* d_model, T, T_train, base: both sources (at most T_MAX rows of scores, d_model/2 rows of angles), the
+  ALiBi lines, the ranges and the training box;
+* the scheme buttons: nothing but which columns two glyphs and a filter read (every scheme's numbers
+  are in the sources already).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import panel as pn
+import param
+from bokeh.models import (
+    BoxAnnotation,
+    CDSView,
+    ColumnDataSource,
+    GroupFilter,
+    Label,
+    Legend,
+    LegendItem,
+    LinearAxis,
+    Range1d,
+    Span,
+)
+from bokeh.plotting import figure
+
+from app.model import core
+from app.model.datasets import ALIBI_HEADS, extrapolation_ladders
+from app.model.strings import number, significant, text
+from components.controls import labelled
+from components.legend import detach_legends
+from components.lesson.base import LessonSection
+from components.sources import send_changes
+from components.stylesheets import WIDGET_STYLESHEET
+from components.theme import COLORS, MOVING, TICK_SIZE, style_figure
+from components.widgets import OneMessageRadioButtonGroup
+
+#: The stretched ladders the buttons choose between, in the order of the papers.
+STRETCHED: tuple[str, ...] = ("interpolation", "ntk", "yarn")
+#: The ladders whose angles and scores the sources hold: the trained one, then the stretched ones.
+LADDERS: tuple[str, ...] = ("sinusoidal", *STRETCHED)
+#: The seed of the learned table's stand-in rows (the same table in every session).
+LEARNED_SEED = 0
+#: Where a mark of the stretched ladder sits beside its pair, and the trained one on the other side, so the
+#: two never cover each other (in pairs, on the x axis).
+NUDGE = 0.18
+
+
+class ExtrapolationChoice(param.Parameterized):
+    """The section's own choice: which stretched ladder is drawn against the trained one."""
+
+    scheme = param.Selector(default="interpolation", objects=list(STRETCHED), doc=(
+        "The stretched ladder shown against the trained one: Position Interpolation, NTK-aware or YaRN."))
+
+
+def angle_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.ndarray | list]:
+    """One row per pair: the training reach, each ladder's largest angle at T, and whether it is unseen.
+
+    Angles of exactly 0 (T_train = 1, T = 1) are NaN: a log axis has no place for them.
+    """
+    pairs = np.arange(d_model // 2)
+    reach = core.training_angles(T_train, d_model, base)
+    data: dict[str, np.ndarray | list] = {"pair": pairs, "trained": _positive(reach),
+                                          "left": pairs - NUDGE, "right": pairs + NUDGE}
+    for name, omega in extrapolation_ladders(T_train, T, d_model, base).items():
+        data[name] = _positive((T - 1) * omega)
+        unseen = core.unseen_pairs(T_train, T, d_model, base, frequencies=omega)
+        data[f"unseen_{name}"] = np.where(unseen, "unseen", "seen").tolist()
+    return data
+
+
+def score_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.ndarray]:
+    """One row per offset k = 0 … T − 1: each ladder's S(k), and the learned table's row_0 · row_k (NaN past
+    T_train − 1, where the table has no row)."""
+    k = np.arange(T)
+    data: dict[str, np.ndarray] = {"k": k}
+    for name, omega in extrapolation_ladders(T_train, T, d_model, base).items():
+        data[name] = core.scores_from_frequencies(k, omega)
+    defined = core.learned_defined(k, T_train)
+    table = core.learned_table(T_train, d_model, LEARNED_SEED)
+    learned = np.full(T, np.nan)
+    learned[defined] = core.table_dot_scores(table, 0, k[defined])
+    data["learned"] = learned
+    return data
+
+
+def alibi_data(T: int, heads: int = ALIBI_HEADS) -> dict[str, list]:
+    """One row per head: its slope ``m_j`` and its line ``−m_j·|k|`` over k = 0 … T − 1."""
+    slopes = core.alibi_slopes(heads)
+    k = np.arange(T)
+    biases = core.alibi_biases(k, slopes)
+    return {"head": list(range(1, heads + 1)), "slope": slopes.tolist(), "xs": [k] * heads, "ys": list(biases)}
+
+
+def _positive(angles: np.ndarray) -> np.ndarray:
+    return np.where(angles > 0, angles, np.nan)
+
+
+class PastTrainingLength(LessonSection):
+    """Per-pair angles against the training range, and the scores past the edge, for each scheme."""
+
+    slug = "extrapolation"
+    controls = ("T_train", "T", "d_model", "base")
+    live_on = ("T_train", "T", "d_model", "base")
+    # pos and k move nothing here.
+    plays = False
+    text_reads_state_only = True
+
+    def __init__(self, state, **params):
+        super().__init__(state, **params)
+        self.choice = ExtrapolationChoice()
+        lang = state.lang
+
+        # Per-pair angles.
+        self.angles = ColumnDataSource(name="extrapolation_angles",
+                                       data={"pair": [], "trained": [], "left": [], "right": [],
+                                             **{name: [] for name in LADDERS},
+                                             **{f"unseen_{name}": [] for name in LADDERS}})
+        self.angles_figure = fig = figure(
+            name="extrapolation_angles_plot", title=text(lang, "extrapolation_angles_title"), height=470,
+            sizing_mode="stretch_width", tools="", toolbar_location=None, y_axis_type="log",
+            x_range=Range1d(-0.6, 0.6, name="extrapolation_angles_x_range"),
+            y_range=Range1d(1e-3, 10, name="extrapolation_angles_y_range"))
+        fig.xaxis.axis_label = text(lang, "extrapolation_pair")
+        fig.yaxis.axis_label = text(lang, "extrapolation_angle")
+        # The bars rise from the bottom of the axis (a log axis has no 0): ``_update_sizes`` moves both together.
+        self.bars = bars = fig.vbar(x="pair", width=0.75, bottom=1e-4, top="trained", source=self.angles,
+                        fill_color=COLORS["bar"], fill_alpha=0.45, line_color=None, name="extrapolation_trained_bars")
+        self.turn_line = Span(dimension="width", location=2 * math.pi, line_color=COLORS["ink"], line_width=2,
+                              line_dash="dotted", name="extrapolation_turn_line")
+        fig.add_layout(self.turn_line)
+        # At the right-hand end, above the slow pairs' marks (far below one turn), not over the fast ones'.
+        self.turn_label = Label(x=0, y=2 * math.pi, x_offset=-4, y_offset=4, text_align="right",
+                                text=text(lang, "extrapolation_turn"), text_font_size=TICK_SIZE,
+                                text_color=COLORS["ink"], background_fill_color="white", background_fill_alpha=0.8,
+                                name="extrapolation_turn_label")
+        fig.add_layout(self.turn_label)
+        # Each ladder's marks in two renderers, the pairs meeting unseen angles (triangles) and the others
+        # (circles), filtered by a column: a scheme button changes which columns they read, not the data.
+        self.filters: dict[tuple[str, str], GroupFilter] = {}
+        self.marks: dict[tuple[str, str], object] = {}
+        looks = {"trained": {"x": "left", "fill_color": "white", "line_color": COLORS["pos"], "line_width": 2.5},
+                 "stretched": {"x": "right", "fill_color": COLORS["target"], "line_color": COLORS["ink"],
+                               "line_width": 1}}
+        for role, look in looks.items():
+            for group, marker in (("seen", "circle"), ("unseen", "triangle")):
+                column = "unseen_sinusoidal" if role == "trained" else f"unseen_{self.choice.scheme}"
+                flt = GroupFilter(column_name=column, group=group)
+                self.filters[(role, group)] = flt
+                self.marks[(role, group)] = fig.scatter(
+                    y="sinusoidal" if role == "trained" else self.choice.scheme, source=self.angles,
+                    view=CDSView(filter=flt), marker=marker, size=13 if marker == "circle" else 16,
+                    level=MOVING, name=f"extrapolation_{role}_{group}_marks", **look)
+        # Legend keys: renderers with a fixed look only (``detach_legends`` draws their swatches), so that a shape
+        # and a fill each say one thing.
+        self.stretched_item = LegendItem(label=self._stretched_label(),
+                                         renderers=[self.marks[("stretched", "seen")]])
+        items = [LegendItem(label=text(lang, "extrapolation_legend_trained_reach"), renderers=[bars]),
+                 LegendItem(label=text(lang, "extrapolation_legend_untouched"), renderers=[self.marks[("trained",
+                                                                                                       "seen")]]),
+                 self.stretched_item,
+                 # The swatch is a drawn mark's (tests/unit/test_legend.py): the trained ladder's triangle.
+                 LegendItem(label=text(lang, "extrapolation_legend_unseen"),
+                            renderers=[self.marks[("trained", "unseen")]])]
+        # Below the figure, in two columns: inside, it covered the bars of the slow pairs or the fast pairs' marks.
+        fig.add_layout(Legend(items=items, ncols=2, label_width=250, label_text_font_size=TICK_SIZE,
+                              border_line_color=None, name="extrapolation_angles_legend"), "below")
+        style_figure(fig, counts="x")
+        detach_legends(fig)
+
+        # Scores past the edge.
+        self.scores = ColumnDataSource(name="extrapolation_scores",
+                                       data={"k": [], **{name: [] for name in LADDERS}, "learned": []})
+        self.alibi = ColumnDataSource(name="extrapolation_alibi", data={"head": [], "slope": [], "xs": [], "ys": []})
+        self.scores_figure = sf = figure(
+            name="extrapolation_scores_plot", title=text(lang, "extrapolation_scores_title"), height=470,
+            sizing_mode="stretch_width", tools="", toolbar_location=None,
+            x_range=Range1d(-0.5, 1, name="extrapolation_scores_x_range"),
+            y_range=Range1d(-1, 1, name="extrapolation_scores_y_range"))
+        sf.xaxis.axis_label = text(lang, "extrapolation_k")
+        sf.yaxis.axis_label = text(lang, "extrapolation_score")
+        self.training_box = BoxAnnotation(left=-0.5, right=0.5, fill_color=COLORS["bar"], fill_alpha=0.18,
+                                          name="extrapolation_training_box")
+        sf.add_layout(self.training_box)
+        self.training_label = Label(x=-0.5, y=0, y_units="screen", x_offset=4, y_offset=8,
+                                    text=text(lang, "extrapolation_training_range"), text_font_size=TICK_SIZE,
+                                    text_color=COLORS["ink"], name="extrapolation_training_label")
+        sf.add_layout(self.training_label)
+        sf.extra_y_ranges = {"alibi": Range1d(-1, 0.05, name="extrapolation_alibi_range")}
+        sf.add_layout(LinearAxis(y_range_name="alibi", axis_label=text(lang, "extrapolation_alibi_axis"),
+                                 name="extrapolation_alibi_axis"), "right")
+        alibi = sf.multi_line(xs="xs", ys="ys", source=self.alibi, y_range_name="alibi", line_color=COLORS["bar"],
+                              line_width=2, line_dash="dashdot", name="extrapolation_alibi_lines")
+        untouched = sf.line(x="k", y="sinusoidal", source=self.scores, line_color=COLORS["curve"], line_width=3,
+                            name="extrapolation_untouched_curve")
+        self.stretched_curve = sf.line(x="k", y=self.choice.scheme, source=self.scores, line_color=COLORS["target"],
+                                       line_width=3, line_dash="dashed", name="extrapolation_stretched_curve")
+        learned = sf.line(x="k", y="learned", source=self.scores, line_color=COLORS["selected"], line_width=2.5,
+                          line_dash="dotted", name="extrapolation_learned_curve")
+        self.no_value_label = Label(x=0, y=0, y_units="screen", x_offset=6, y_offset=40,
+                                    text=text(lang, "extrapolation_no_learned"), text_font_size=TICK_SIZE,
+                                    text_font_style="bold", text_color=COLORS["selected_text"],
+                                    background_fill_color="white", background_fill_alpha=0.85,
+                                    name="extrapolation_no_learned_label")
+        sf.add_layout(self.no_value_label)
+        self.stretched_score_item = LegendItem(label=self._stretched_label("extrapolation_legend_stretched_score"),
+                                               renderers=[self.stretched_curve])
+        sf.add_layout(Legend(items=[
+            LegendItem(label=text(lang, "extrapolation_legend_untouched_score"), renderers=[untouched]),
+            self.stretched_score_item,
+            LegendItem(label=text(lang, "extrapolation_legend_learned"), renderers=[learned]),
+            LegendItem(label=text(lang, "extrapolation_legend_alibi", heads=ALIBI_HEADS), renderers=[alibi]),
+        ], ncols=2, label_width=250, label_text_font_size=TICK_SIZE, border_line_color=None,
+            name="extrapolation_scores_legend"),
+            "below")
+        style_figure(sf, counts="x")
+        sf.yaxis[0].major_label_text_font_size = TICK_SIZE
+        detach_legends(sf)
+
+        options = {text(lang, f"extrapolation_scheme_{name}"): name for name in STRETCHED}
+        self.scheme_buttons = OneMessageRadioButtonGroup.from_param(
+            self.choice.param.scheme, options=options, name=text(lang, "extrapolation_scheme"), color="primary",
+            variant="outline", sizing_mode="stretch_width",
+            stylesheets=[WIDGET_STYLESHEET, ".bk-btn-group { flex-wrap: wrap; row-gap: 4px; }"])
+        self.choice.param.watch(lambda _: self._update_scheme(), "scheme")
+        self._update_sizes()
+
+    def _stretched_label(self, key: str = "extrapolation_legend_stretched") -> str:
+        return text(self.state.lang, key,
+                    scheme=text(self.state.lang, f"extrapolation_scheme_{self.choice.scheme}"))
+
+    @param.depends("state.d_model", "state.T", "state.base", "state.T_train", watch=True)
+    def _update_sizes(self) -> None:
+        s = self.state
+        if not self.inputs_changed("sizes", "d_model", "T", "base", "T_train"):
+            return
+        angles = angle_data(s.T_train, s.T, s.d_model, s.base)
+        scores = score_data(s.T_train, s.T, s.d_model, s.base)
+        with pn.io.hold():
+            send_changes(self.angles, angles)
+            send_changes(self.scores, scores)
+            send_changes(self.alibi, alibi_data(s.T))
+            shown = np.concatenate([np.asarray(angles[name], dtype=float) for name in ("trained", *LADDERS)])
+            shown = shown[np.isfinite(shown)]
+            low, high = (float(shown.min()), float(shown.max())) if shown.size else (0.1, 2 * math.pi)
+            # A decade of room below the smallest mark (for the legend) and half of one above 2π and the largest.
+            self.angles_figure.y_range.update(start=low / 10, end=max(high, 2 * math.pi) * 3)
+            self.bars.glyph.bottom = low / 10
+            self.angles_figure.x_range.update(start=-0.6, end=s.d_model // 2 - 0.4)
+            self.turn_label.x = s.d_model // 2 - 0.4
+            curves = np.concatenate([scores[name] for name in (*LADDERS, "learned")])
+            curves = curves[np.isfinite(curves)]
+            top = max(float(np.abs(curves).max()), 1.0)
+            self.scores_figure.y_range.update(start=-top * 1.1, end=top * 1.1)
+            steepest = float(core.alibi_slopes(ALIBI_HEADS)[0]) * max(s.T - 1, 1)
+            # Both axes' zeros at one height: the biases fall from it into the lower half, under the scores.
+            self.scores_figure.extra_y_ranges["alibi"].update(start=-steepest * 1.1, end=steepest * 1.1)
+            self.scores_figure.x_range.update(start=-0.5, end=max(s.T - 0.5, 1.5))
+            self.training_box.right = s.T_train - 0.5
+            # The label sits just past the last trained row, where the learned curve stops.
+            self.no_value_label.x = s.T_train - 1
+            self.no_value_label.visible = s.T_train < s.T
+
+
+    def _update_scheme(self) -> None:
+        scheme = self.choice.scheme
+        with pn.io.hold():
+            for group in ("seen", "unseen"):
+                self.filters[("stretched", group)].column_name = f"unseen_{scheme}"
+                self.marks[("stretched", group)].glyph.y = scheme
+            self.stretched_curve.glyph.y = scheme
+            label = self._stretched_label()
+            self.stretched_item.label = label
+            self.stretched_score_item.label = self._stretched_label("extrapolation_legend_stretched_score")
+
+    def live_values(self) -> dict[str, str]:
+        s = self.state
+        pairs = s.d_model // 2
+        scale = core.scale_factor(s.T_train, s.T)
+        reach = core.training_angles(s.T_train, s.d_model, s.base)
+        unseen = {name: int(core.unseen_pairs(s.T_train, s.T, s.d_model, s.base, frequencies=omega).sum())
+                  for name, omega in extrapolation_ladders(s.T_train, s.T, s.d_model, s.base).items()}
+        ramp = core.yarn_ramp(s.T_train, s.d_model, s.base)
+        slopes = core.alibi_slopes(ALIBI_HEADS)
+        values = {
+            "T_train": str(s.T_train), "T": str(s.T), "last_train": str(s.T_train - 1), "last": str(s.T - 1),
+            "pairs": str(pairs), "scale": number(scale, 2),
+            "never_turned": str(int(np.sum(reach < 2 * math.pi))),
+            **{f"unseen_{name}": str(count) for name, count in unseen.items()},
+            "yarn_kept": str(int(np.sum(ramp >= 1))), "yarn_interpolated": str(int(np.sum(ramp <= 0))),
+            "yarn_factor": number(core.yarn_attention_factor(scale), 3),
+            "yarn_score_factor": number(core.yarn_attention_factor(scale) ** 2, 3),
+            "alibi_first": number(float(slopes[0]), 3), "alibi_last": significant(float(slopes[-1]), 3),
+            "alibi_far": number(float(core.alibi_biases(s.T - 1, slopes[:1])[0]), 1),
+        }
+        values["ntk_base"] = (number(core.ntk_base(s.T_train, s.T, s.d_model, s.base), 0) if s.d_model >= 4
+                              else text(s.lang, "extrapolation_ntk_one_pair"))
+        return values
+
+    def describe(self) -> str:
+        v = self.live_values()
+        return text(self.state.lang, "describe_extrapolation", T_train=v["T_train"], T=v["T"], scale=v["scale"],
+                    pairs=v["pairs"], untouched=v["unseen_sinusoidal"], interpolation=v["unseen_interpolation"],
+                    ntk=v["unseen_ntk"], yarn=v["unseen_yarn"])
+
+    def layout(self) -> list[pn.viewable.Viewable]:
+        scheme = labelled(self.state, "extrapolation_scheme", self.scheme_buttons)
+        return [self.passage("intro"), self.control_panel(columns=4), scheme,
+                pn.pane.Bokeh(self.angles_figure, sizing_mode="stretch_width"), self.passage("angles"),
+                pn.pane.Bokeh(self.scores_figure, sizing_mode="stretch_width"), self.passage("scores"),
+                self.passage("schemes")]
+

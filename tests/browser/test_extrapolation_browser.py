@@ -1,0 +1,94 @@
+"""Section «extrapolation» in Chromium: the page's sources equal the papers' formulas written out in NumPy
+(tests/unit/test_lesson_extrapolation.py, not app.core), and the T_train slider and the scheme buttons move them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tests.helpers import after_two_frames, model_property, press, source_data, wait_for_source, wait_until
+from tests.unit.test_lesson_extrapolation import by_hand, unseen_by_hand
+
+pytestmark = pytest.mark.browser
+
+D, T_TRAIN, T = 64, 32, 128
+
+#: The glyph field a renderer, found by name, reads for y.
+_Y_FIELD = """(name) => {
+  for (const doc of window.Bokeh?.documents ?? []) {
+    const model = doc.get_model_by_name(name);
+    if (model) return model.glyph.y.field ?? null;
+  }
+  return null;
+}"""
+
+
+def test_extrapolation_page_draws_the_formulas_and_follows_its_controls(page, app_url, console_errors):
+    page.goto(f"{app_url}/extrapolation?lang=en&d_model={D}&T_train={T_TRAIN}&T={T}")
+    ladders = by_hand(D, T_TRAIN, T, 10_000)
+    omega = ladders["sinusoidal"]
+    angles = wait_for_source(page, "extrapolation_angles", lambda d: len(d["pair"]) == D // 2, timeout=30)
+    np.testing.assert_allclose(angles["trained"], omega * (T_TRAIN - 1), rtol=1e-12)
+    for name, read in ladders.items():
+        np.testing.assert_allclose(angles[name], read * (T - 1), rtol=1e-12, err_msg=name)
+        assert list(angles[f"unseen_{name}"]) == unseen_by_hand(omega, read, T_TRAIN, T), name
+
+    scores = wait_for_source(page, "extrapolation_scores", lambda d: len(d["k"]) == T)
+    k = np.arange(T)
+    for name, read in ladders.items():
+        np.testing.assert_allclose(scores[name], [sum(math.cos(f * step) for f in read) for step in k], atol=1e-9)
+    learned = np.asarray(scores["learned"], dtype=float)
+    assert np.isnan(learned[T_TRAIN:]).all() and not np.isnan(learned[:T_TRAIN]).any()
+    alibi = wait_for_source(page, "extrapolation_alibi", lambda d: len(d["slope"]) == 8)
+    np.testing.assert_allclose(alibi["slope"], [2.0 ** -j for j in range(1, 9)])
+    # The learned table's gap is said, not only drawn: a label on the figure, just past the last trained row.
+    assert model_property(page, "extrapolation_no_learned_label", "text") == "no value past T_train"
+    assert model_property(page, "extrapolation_no_learned_label", "visible") is True
+    assert model_property(page, "extrapolation_no_learned_label", "x") == T_TRAIN - 1
+
+    press(page, "T_train (training length)", "ArrowRight", times=2)  # T_train = 34
+    scores = wait_for_source(page, "extrapolation_scores",
+                             lambda d: int(np.isnan(np.asarray(d["learned"], dtype=float)).sum()) == T - 34)
+    angles = source_data(page, "extrapolation_angles")
+    np.testing.assert_allclose(angles["trained"], omega * 33, rtol=1e-12)
+    np.testing.assert_allclose(angles["interpolation"], omega * 34 / T * (T - 1), rtol=1e-12)
+
+    assert page.evaluate(_Y_FIELD, "extrapolation_stretched_curve") == "interpolation"
+    page.get_by_role("button", name="YaRN").click()
+    wait_until(lambda: page.evaluate(_Y_FIELD, "extrapolation_stretched_curve") == "yarn",
+               message="the YaRN button did not change the curve drawn")
+    assert page.evaluate(_Y_FIELD, "extrapolation_stretched_unseen_marks") == "yarn"
+    assert console_errors == []
+
+
+def test_the_lesson_page_reaches_the_extrapolation_section(page, app_url, console_errors):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}/?lang=en&d_model={D}&T_train={T_TRAIN}&T={T}")
+
+    def near() -> bool:
+        # Scroll down a screen at a time until the section's sources exist (it is built when the reader nears it).
+        if source_data(page, "extrapolation_scores") is not None:
+            return True
+        page.mouse.wheel(0, 700)
+        after_two_frames(page)
+        return False
+
+    wait_until(near, timeout=120, interval=0.2, message="the extrapolation section was never built")
+    page.locator("#extrapolation").scroll_into_view_if_needed()
+    wait_for_source(page, "extrapolation_angles", lambda d: len(d["pair"]) == D // 2, timeout=30)
+    wait_for_source(page, "extrapolation_scores", lambda d: len(d["k"]) == T, timeout=30)
+    assert console_errors == []
+
+
+def test_a_training_length_past_T_is_read_as_T_with_a_notice(page, app_url, console_errors):
+    from playwright.sync_api import expect
+
+    page.goto(f"{app_url}/extrapolation?lang=en&T=40&T_train=100")
+    expect(page.get_by_role("alert").filter(has_text="T_train = 100 is longer than the text (T)")).to_be_visible(
+        timeout=20_000)
+    scores = wait_for_source(page, "extrapolation_scores", lambda d: len(d["k"]) == 40, timeout=30)
+    assert not np.isnan(np.asarray(scores["learned"], dtype=float)).any()  # T_train = T: every row trained
+    assert model_property(page, "extrapolation_no_learned_label", "visible") is False
+    assert console_errors == []
