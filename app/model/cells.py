@@ -343,10 +343,36 @@ print("row lengths (min, max):", lengths.min(), lengths.max())
 CellWriter = Callable[..., str]
 
 #: Slug (a lesson section's or a view's) -> the function writing its cell. A new section: one entry here.
+def _extrapolation(s: ExplorerState, title: str, **_: object) -> str:
+    # Every ladder the section draws, from the formulas of the papers it cites; the pairs marked unseen.
+    return _cell(title, _sizes(s), f"T_train, heads = {s.T_train}, 8", """\
+omega = base ** (-np.arange(0, d_model, 2) / d_model)  # the ladder as trained
+s = max(1.0, T / T_train)  # the scale factor
+turns = T_train * omega / (2 * np.pi)  # YaRN's r_i: turns in training
+ramp = np.clip((turns - 1) / (32 - 1), 0, 1)  # YaRN's gamma, alpha = 1, beta = 32
+i = np.arange(d_model // 2)
+ladders = {
+    "trained": omega,
+    "interpolation": omega / s,  # Chen et al. 2023: positions scaled by T_train / T
+    "ntk": omega * s ** (-i / max(1, i.size - 1)),  # base * s^(d/(d-2)) (bloc97 2023)
+    "yarn": (1 - ramp) * omega / s + ramp * omega,  # Peng et al. 2023
+}
+reach = (T_train - 1) * omega  # the largest angle each pair met in training
+for name, w in ladders.items():
+    unseen = (reach < 2 * np.pi) & ((T - 1) * w > reach)
+    print(f"{name}: unseen pairs:", unseen.sum())
+    print(f"{name}: S(T - 1):", np.cos((T - 1) * w).sum())
+print("YaRN attention factor sqrt(1/t):", 0.1 * np.log(s) + 1)
+slopes = 2.0 ** (-8.0 * np.arange(1, heads + 1) / heads)  # ALiBi, Press et al. 2022
+print("ALiBi slopes:", slopes)
+print("ALiBi bias at k = T - 1:", -slopes * (T - 1))
+""")
+
+
 CELLS: dict[str, CellWriter] = {
     "order": _order, "simpler": _simpler, "fingerprint": _fingerprint, "wavelengths": _wavelengths,
     "hands": _hands, "shift": _shift, "score": _score, "sum": _sum, "quiz": _quiz, "question": _question,
-    "terms": _terms, "gram": _gram, "rope": _rope, "mistakes": _mistakes,
+    "terms": _terms, "gram": _gram, "rope": _rope, "extrapolation": _extrapolation, "mistakes": _mistakes,
     "ladder": _ladder, "clocks": _clocks, "distance": _distance, "checks": _checks,
 }
 

@@ -153,6 +153,19 @@ def expected(slug: str, s: ExplorerState) -> dict[str, np.ndarray | float]:
         return {"rotary: largest spread along a diagonal": spread[0],
                 "additive: largest spread along a diagonal": spread[1], "rotary score (m, n)": qm @ kn,
                 "pair's angle from q to k, degrees": math.degrees(math.remainder(turn, 2 * math.pi))}
+    if slug == "extrapolation":
+        t_train = s.T_train
+        ladders = {"trained": core.frequencies(d, base),
+                   "interpolation": core.interpolated_frequencies(t_train, T, d, base),
+                   "ntk": core.ntk_frequencies(t_train, T, d, base) if d >= 4 else core.frequencies(d, base),
+                   "yarn": core.yarn_frequencies(t_train, T, d, base)}
+        out: dict[str, object] = {}
+        for name, w in ladders.items():
+            out[f"{name}: unseen pairs"] = core.unseen_pairs(t_train, T, d, base, w).sum()
+            out[f"{name}: S(T - 1)"] = core.scores_from_frequencies(T - 1, w)
+        slopes = core.alibi_slopes(8)
+        return {**out, "YaRN attention factor sqrt(1/t)": core.yarn_attention_factor(core.scale_factor(t_train, T)),
+                "ALiBi slopes": slopes, "ALiBi bias at k = T - 1": core.alibi_biases(T - 1, slopes)}
     if slug == "order":
         original = text(s.lang, "order_lesson_original").split()
         current = s.words() or text(s.lang, "order_lesson_current").split()
