@@ -208,8 +208,7 @@ class PollCard(PlainJSComponent):
     question = Child(doc="The question's prompt (a Prose passage of the quiz, in the reader's language).")
     shown = param.Boolean(default=False)
     poll = param.Integer(default=0, doc="The number of the poll shown (a new one clears the radios).")
-    title = param.String(default="")
-    region = param.String(default="")
+    title = param.String(default="", doc="The card's heading, which names it (a region) for screen readers.")
     legend = param.String(default="")
     labels = param.List(default=[], item_type=str)
     send_label = param.String(default="")
@@ -280,7 +279,6 @@ class PollCard(PlainJSComponent):
       };
       const show = () => {
         card.hidden = !model.shown;
-        card.setAttribute("aria-label", model.region);
         title.textContent = model.title;
         send.textContent = model.send_label;
         send.hidden = model.answered || model.right >= 0;
@@ -294,7 +292,7 @@ class PollCard(PlainJSComponent):
           if (first) first.focus({ preventScroll: true });
         }
       };
-      model.on(["shown", "poll", "title", "region", "legend", "labels", "send_label", "right_mark", "yours_mark",
+      model.on(["shown", "poll", "title", "legend", "labels", "send_label", "right_mark", "yours_mark",
                 "answered", "mine", "right", "explanation", "message"], show);
       model.on("announce", () => { announce.textContent = model.announce; });
       show();
@@ -326,8 +324,7 @@ class PagePoll:
         self._scheduled = False
         self.prompt = Prose(section_prose("quiz", self.lang).parts[PROMPT.format(n=1)], values={}, margin=(0, 0),
                             name="poll_question_text")
-        self.card = PollCard(question=self.prompt, region=text(self.lang, "poll_card_region"),
-                             legend=text(self.lang, "poll_legend"), send_label=text(self.lang, "poll_send"),
+        self.card = PollCard(question=self.prompt, legend=text(self.lang, "poll_legend"), send_label=text(self.lang, "poll_send"),
                              right_mark=text(self.lang, "poll_right_mark"),
                              yours_mark=text(self.lang, "poll_yours_mark"), name="poll_card", margin=0,
                              sizing_mode="stretch_width")
