@@ -92,8 +92,9 @@ def _redis_round_trip() -> None:
                 loop.stop()
             return callback
 
-        other.subscribe(room, pollstore.POLL, hear("poll"))
-        other.subscribe(room, pollstore.COUNTS, hear("counts"))
+        on_poll, on_counts = hear("poll"), hear("counts")
+        other.subscribe(room, pollstore.POLL, on_poll)
+        other.subscribe(room, pollstore.COUNTS, on_counts)
         secret_holder = rooms.create_room(the_bus)  # a second room: its poll is heard by no one here
         store.open(secret_holder[0], secret_holder[1], 1, 4, 2, 32)
         deadline = time.monotonic() + 10
@@ -110,6 +111,9 @@ def _redis_round_trip() -> None:
         loop.add_callback(answer_until_heard)
         loop.start()
         assert heard and heard[0] == f"counts:{room}"
+        other.unsubscribe(room, pollstore.POLL, on_poll)
+        other.unsubscribe(room, pollstore.COUNTS, on_counts)
+        other.pubsub.close()  # its thread then waits on nothing, instead of calling a stopped server
         loop.close()
 
 
