@@ -37,6 +37,7 @@ from components.lesson.quiz import CheckYourself, question_explanation, question
 from components.plainjs import PlainJSComponent
 from components.prose import Prose
 from components.room import RoomBox, room_box
+from components.widgets import mark_connected
 
 log = logging.getLogger("components.poll")
 
@@ -324,7 +325,8 @@ class PagePoll:
         self._scheduled = False
         self.prompt = Prose(section_prose("quiz", self.lang).parts[PROMPT.format(n=1)], values={}, margin=(0, 0),
                             name="poll_question_text")
-        self.card = PollCard(question=self.prompt, legend=text(self.lang, "poll_legend"), send_label=text(self.lang, "poll_send"),
+        self.card = PollCard(question=self.prompt, legend=text(self.lang, "poll_legend"),
+                             send_label=text(self.lang, "poll_send"),
                              right_mark=text(self.lang, "poll_right_mark"),
                              yours_mark=text(self.lang, "poll_yours_mark"), name="poll_card", margin=0,
                              sizing_mode="stretch_width")
@@ -390,8 +392,13 @@ class PagePoll:
 
     def _run(self) -> None:
         self._scheduled = False
-        with set_curdoc(self.doc), pn.io.hold(self.doc):
-            self.refresh()
+        with set_curdoc(self.doc):
+            # Panel drops held changes to a session it does not count as connected yet, and counts one only from
+            # the browser's document_ready (sent once every figure has drawn) or a change it sends: a follower's
+            # page on /quiz, which has no figure and sends nothing, would never show the poll.
+            mark_connected()
+            with pn.io.hold(self.doc):
+                self.refresh()
 
     def _session_ended(self) -> None:
         self._listen(False)
