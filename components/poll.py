@@ -48,7 +48,7 @@ _BUTTONS_CSS = """
 button { font: inherit; font-size: 1.05rem; padding: 0.35em 0.9em; min-height: 44px; border-radius: 6px;
          cursor: pointer; border: 2px solid var(--pe-t-accent, #007A5A); background: var(--pe-t-surface, #ffffff);
          color: var(--pe-t-accent, #007A5A); }
-button:hover { background: var(--pe-t-accent, #007A5A); color: var(--pe-t-surface, #ffffff); }
+button:hover:not(:disabled) { background: var(--pe-t-accent, #007A5A); color: var(--pe-t-surface, #ffffff); }
 button:focus-visible, input:focus-visible { outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; }
 button:disabled { opacity: 0.55; cursor: default; }
 [hidden] { display: none !important; }
@@ -88,7 +88,8 @@ _CARD_CSS = _BUTTONS_CSS + """
 .pe-poll-card label { display: flex; align-items: flex-start; gap: 0.6em; padding: 0.35em 0.2em; cursor: pointer;
                       line-height: 1.4; }
 .pe-poll-card input { width: 24px; height: 24px; flex: none; margin: 0.05em 0 0 0; accent-color: #0072B2; }
-.pe-poll-mark { font-weight: 700; white-space: nowrap; }
+.pe-poll-card label > span { min-width: 0; overflow-wrap: anywhere; }
+.pe-poll-mark { display: block; font-weight: 700; }
 .pe-poll-card .pe-poll-is-right { background: var(--pe-t-right-bg, #e8f6f1); border-left: 6px solid #009E73;
                                   padding-left: 0.4em; }
 .pe-poll-row { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5em 1em; }
@@ -272,7 +273,7 @@ class PollCard(PlainJSComponent):
             const mark = document.createElement("span");
             mark.className = "pe-poll-mark";
             mark.textContent = "(" + marks.join(", ") + ")";
-            words.append(" ", mark);
+            words.append(mark);
           }
           if (model.right === i) line.classList.add("pe-poll-is-right");
           set.append(line);
