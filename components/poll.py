@@ -135,6 +135,10 @@ class PollControls(PlainJSComponent):
       const live = document.createElement("section");
       live.className = "pe-poll-live";
       const status = document.createElement("p");
+      // "Question 1 is open to the room", read as it changes (the box appears with it: it cannot be the live region).
+      const said = document.createElement("p");
+      said.className = "pe-poll-hidden";
+      said.setAttribute("aria-live", "polite");
       const rows = document.createElement("ul");
       rows.className = "pe-poll-rows";
       const total = document.createElement("p");
@@ -148,7 +152,7 @@ class PollControls(PlainJSComponent):
       close.type = "button";
       actions.append(reveal, close);
       live.append(status, rows, total, actions);
-      box.append(ask, live);
+      box.append(ask, said, live);
       ask.addEventListener("click", () => { model.asks = model.asks + 1; });
       reveal.addEventListener("click", () => { model.reveals = model.reveals + 1; });
       close.addEventListener("click", () => { model.closes = model.closes + 1; });
@@ -159,6 +163,7 @@ class PollControls(PlainJSComponent):
         live.hidden = !model.status;
         live.setAttribute("aria-label", model.region);
         status.textContent = model.status_text;
+        if (said.textContent !== model.status_text) said.textContent = model.status_text;
         total.textContent = model.total_text;
         reveal.textContent = model.reveal_label;
         reveal.disabled = model.status !== "open";
@@ -244,13 +249,19 @@ class PollCard(PlainJSComponent):
       row.append(send, message);
       const why = document.createElement("p");
       why.className = "pe-poll-why";
+      // Outside the card, always in the page: a live region that appears with its text is often not read.
       const announce = document.createElement("p");
       announce.className = "pe-poll-hidden";
       announce.setAttribute("aria-live", "assertive");
-      card.append(title, model.get_child("question"), set, row, why, announce);
+      card.append(title, model.get_child("question"), set, row, why);
+      const wrap = document.createElement("div");
+      wrap.append(card, announce);
       send.addEventListener("click", () => { model.sends = model.sends + 1; });
       let drawn = -1;
       const draw = () => {
+        // Drawn again on every change: the option that had the focus keeps it.
+        const active = set.querySelector("input:focus");
+        const kept = active ? active.value : null;
         const legend = document.createElement("legend");
         legend.textContent = model.legend;
         set.replaceChildren(legend);
@@ -278,6 +289,8 @@ class PollCard(PlainJSComponent):
           if (model.right === i) line.classList.add("pe-poll-is-right");
           set.append(line);
         });
+        const again = kept === null ? null : set.querySelector(`input[value="${kept}"]`);
+        if (again) again.focus({ preventScroll: true });
       };
       const show = () => {
         card.hidden = !model.shown;
@@ -290,9 +303,12 @@ class PollCard(PlainJSComponent):
         draw();
         if (model.shown && drawn !== model.poll) {
           drawn = model.poll;
-          // A new question: the reader's focus goes to it (without scrolling the page under the card).
-          const first = set.querySelector("input");
-          if (first) first.focus({ preventScroll: true });
+          // A new question: the reader's focus goes to its first option (without scrolling the page under the
+          // card), once every property of the change has arrived (BokehJS sets them one by one).
+          setTimeout(() => {
+            const first = set.querySelector("input:not(:disabled)");
+            if (first && model.shown) first.focus({ preventScroll: true });
+          }, 0);
         }
       };
       model.on(["shown", "poll", "title", "legend", "labels", "send_label", "right_mark", "yours_mark",
@@ -300,7 +316,7 @@ class PollCard(PlainJSComponent):
       model.on("announce", () => { announce.textContent = model.announce; });
       show();
       announce.textContent = model.announce;
-      return card;
+      return wrap;
     }
     """
 

@@ -58,10 +58,20 @@ def test_a_teacher_asks_the_room_and_two_followers_answer(browser, app_url):
         for follower, lang, option in ((a, "es", 0), (b, "en", 1)):
             card = follower.get_by_role("region", name=text(lang, "poll_card_title", n=1))
             expect(card).to_be_visible(timeout=20_000)
+            expect(follower.get_by_text(text(lang, "poll_opened", n=1))).to_be_attached()  # said (aria-live)
             labels = question_labels(lang, 1, 32)
             group = card.get_by_role("group", name=text(lang, "poll_legend"))
-            group.get_by_role("radio", name=f"{'ABCD'[option]}. {labels[option]}").check()
-            card.get_by_role("button", name=text(lang, "poll_send")).click()
+            radio = group.get_by_role("radio", name=f"{'ABCD'[option]}. {labels[option]}")
+            if option == 0:
+                radio.check()
+                card.get_by_role("button", name=text(lang, "poll_send")).click()
+            else:  # by keyboard: the question took the focus on its first option; the arrow picks the next one
+                expect(group.get_by_role("radio").first).to_be_focused()
+                follower.keyboard.press("ArrowDown")
+                expect(radio).to_be_checked()
+                follower.keyboard.press("Tab")
+                expect(card.get_by_role("button", name=text(lang, "poll_send"))).to_be_focused()
+                follower.keyboard.press("Enter")
             expect(card.get_by_text(text(lang, "poll_sent"))).to_be_visible()
         # The phone's card is on screen and within its width, wherever the page is scrolled.
         a.mouse.wheel(0, 1500)
@@ -81,6 +91,8 @@ def test_a_teacher_asks_the_room_and_two_followers_answer(browser, app_url):
             marked = card.get_by_text(f"{'ABCD'[right]}. {question_labels(lang, 1, 32)[right]}")
             expect(marked).to_contain_text(text(lang, "poll_right_mark"), timeout=20_000)
             expect(card.get_by_text(text(lang, f"quiz_1_{FIXED[1][0][right]}_why"))).to_be_visible()
+            answer = question_labels(lang, 1, 32)[right]
+            expect(follower.get_by_text(text(lang, "poll_answer_revealed", answer=answer))).to_be_attached()
 
         live.get_by_role("button", name=text("en", "poll_close")).click()
         for follower, lang in ((a, "es"), (b, "en")):
