@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from app.model.strings import text
 from components.lesson.quiz import FIXED, question_labels
+from tests.browser.test_a11y_browser import _axe
 from tests.helpers import model_property, wait_until
 
 pytestmark = pytest.mark.browser
@@ -83,6 +84,8 @@ def test_a_teacher_asks_the_room_and_two_followers_answer(browser, app_url):
                    message="the teacher's counts did not read 1 and 1")
         live = teacher.get_by_role("region", name=text("en", "poll_teacher_region", n=1))
         expect(live.get_by_text(text("en", "poll_total", total=2))).to_be_visible()
+        _axe(teacher, "teacher with a poll open")
+        _axe(a, "follower's card, answered (es, 390 px)")
 
         live.get_by_role("button", name=text("en", "poll_reveal")).click()
         right = FIXED[1][1]
@@ -94,6 +97,7 @@ def test_a_teacher_asks_the_room_and_two_followers_answer(browser, app_url):
             answer = question_labels(lang, 1, 32)[right]
             expect(follower.get_by_text(text(lang, "poll_answer_revealed", answer=answer))).to_be_attached()
 
+        _axe(b, "follower's card, revealed (en)")
         live.get_by_role("button", name=text("en", "poll_close")).click()
         for follower, lang in ((a, "es"), (b, "en")):
             expect(follower.get_by_role("region", name=text(lang, "poll_card_title", n=1))).to_be_hidden(timeout=20_000)
