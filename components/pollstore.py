@@ -24,6 +24,7 @@ and ``counts``), in the server's IOLoop thread.
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import logging
 import os
@@ -172,7 +173,7 @@ class LocalPollStore:
         poll = self.polls.get(room)
         if poll is None or poll.number != number or not poll.live or not self.check(room, secret):
             return False
-        self.polls[room] = Poll(**{**poll.__dict__, "status": status})
+        self.polls[room] = dataclasses.replace(poll, status=status)
         self._tell(room, POLL)
         return True
 
