@@ -82,7 +82,9 @@ _CARD_CSS = _BUTTONS_CSS + """
                 overflow-y: auto; padding: 0.6em 1em 0.9em 1em; border: 3px solid #0072B2; border-radius: 10px;
                 background: var(--pe-t-surface, #ffffff); color: var(--pe-t-ink, #222222); font-size: 1.1rem;
                 box-shadow: 0 6px 24px rgba(0, 0, 0, 0.3); }
-.pe-poll-card h2 { font-size: 1.2rem; margin: 0 0 0.2em 0; }
+.pe-poll-card h2 { font-size: 1.2rem; margin: 0; flex: 1 1 auto; }
+.pe-poll-head { display: flex; align-items: center; gap: 0.5em; margin: 0 0 0.2em 0; }
+.pe-poll-head button { font-size: 0.95rem; min-height: 36px; padding: 0.2em 0.7em; }
 .pe-poll-card fieldset { border: 2px solid #d0d0d0; border-radius: 6px; margin: 0.3em 0; padding: 0.2em 0.7em 0.4em; }
 .pe-poll-card legend { font-size: 1rem; color: var(--pe-t-muted, #555555); padding: 0 0.3em; }
 .pe-poll-card label { display: flex; align-items: flex-start; gap: 0.6em; padding: 0.35em 0.2em; cursor: pointer;
@@ -219,6 +221,8 @@ class PollCard(PlainJSComponent):
     legend = param.String(default="")
     labels = param.List(default=[], item_type=str)
     send_label = param.String(default="")
+    hide_label = param.String(default="", doc="Folds the card to its title (to read the page under it).")
+    show_label = param.String(default="")
     right_mark = param.String(default="")
     yours_mark = param.String(default="")
     choice = param.Integer(default=-1)
@@ -253,7 +257,24 @@ class PollCard(PlainJSComponent):
       const announce = document.createElement("p");
       announce.className = "pe-poll-hidden";
       announce.setAttribute("aria-live", "assertive");
-      card.append(title, model.get_child("question"), set, row, why);
+      // A student may fold the card to its title to read the page under it; a new question unfolds it.
+      const head = document.createElement("div");
+      head.className = "pe-poll-head";
+      const fold = document.createElement("button");
+      fold.type = "button";
+      const body = document.createElement("div");
+      body.id = id + "-body";
+      fold.setAttribute("aria-controls", body.id);
+      head.append(title, fold);
+      body.append(model.get_child("question"), set, row, why);
+      card.append(head, body);
+      let folded = false;
+      const showFold = () => {
+        body.hidden = folded;
+        fold.textContent = folded ? model.show_label : model.hide_label;
+        fold.setAttribute("aria-expanded", String(!folded));
+      };
+      fold.addEventListener("click", () => { folded = !folded; showFold(); });
       const wrap = document.createElement("div");
       wrap.append(card, announce);
       send.addEventListener("click", () => { model.sends = model.sends + 1; });
@@ -301,8 +322,11 @@ class PollCard(PlainJSComponent):
         message.textContent = model.message;
         why.textContent = model.right >= 0 ? model.explanation : "";
         draw();
+        showFold();
         if (model.shown && drawn !== model.poll) {
           drawn = model.poll;
+          folded = false;
+          showFold();
           // A new question: the reader's focus goes to its first option (without scrolling the page under the
           // card), once every property of the change has arrived (BokehJS sets them one by one).
           setTimeout(() => {
@@ -311,7 +335,8 @@ class PollCard(PlainJSComponent):
           }, 0);
         }
       };
-      model.on(["shown", "poll", "title", "legend", "labels", "send_label", "right_mark", "yours_mark",
+      model.on(["shown", "poll", "title", "legend", "labels", "send_label", "hide_label", "show_label", "right_mark",
+                "yours_mark",
                 "answered", "mine", "right", "explanation", "message"], show);
       model.on("announce", () => { announce.textContent = model.announce; });
       show();
@@ -344,7 +369,8 @@ class PagePoll:
         self.prompt = Prose(section_prose("quiz", self.lang).parts[PROMPT.format(n=1)], values={}, margin=(0, 0),
                             name="poll_question_text")
         self.card = PollCard(question=self.prompt, legend=text(self.lang, "poll_legend"),
-                             send_label=text(self.lang, "poll_send"),
+                             send_label=text(self.lang, "poll_send"), hide_label=text(self.lang, "poll_hide"),
+                             show_label=text(self.lang, "poll_show"),
                              right_mark=text(self.lang, "poll_right_mark"),
                              yours_mark=text(self.lang, "poll_yours_mark"), name="poll_card", margin=0,
                              sizing_mode="stretch_width")

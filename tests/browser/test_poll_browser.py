@@ -85,6 +85,12 @@ def a_poll(browser, base: str, teacher_key: str | None = None, follower_key: str
                 expect(card.get_by_role("button", name=text(lang, "poll_send"))).to_be_focused()
                 follower.keyboard.press("Enter")
             expect(card.get_by_text(text(lang, "poll_sent"))).to_be_visible()
+        # The phone's card folds to its title, to read the page under it, and unfolds.
+        card_a = a.get_by_role("region", name=text("es", "poll_card_title", n=1))
+        card_a.get_by_role("button", name=text("es", "poll_hide")).click()
+        expect(card_a.get_by_role("group", name=text("es", "poll_legend"))).to_be_hidden()
+        card_a.get_by_role("button", name=text("es", "poll_show")).click()
+        expect(card_a.get_by_role("group", name=text("es", "poll_legend"))).to_be_visible()
         # The phone's card is on screen and within its width, wherever the page is scrolled.
         a.mouse.wheel(0, 1500)
         wait_until(lambda: a.evaluate("window.scrollY") > 0, timeout=10, message="the phone's page did not scroll")
