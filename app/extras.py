@@ -20,17 +20,21 @@ from components.connection import connection_status
 from components.embed import embed_dialog
 from components.export import export_links
 from components.keyboard import page_keys
+from components.lesson.quiz import QUESTION_TOOLS
+from components.poll import poll_card, poll_tools, room_box_and_poll
 from components.present import page_look
 from components.present import page_tools as presentation_tools
-from components.room import room_box
 from components.title_fit import title_fit
 
 PageExtra = Callable[[ExplorerState, str], pn.viewable.Viewable | None]
 
 #: Tools of the page's top bar, after its play control and switches.
 TOP_TOOLS: list[PageExtra] = [
-    room_box,
+    room_box_and_poll,  # the room box, and the page's class poll following it (components.poll)
 ]
+
+# The teacher's poll tools under each quiz question (the quiz imports nothing of the rooms built on it).
+QUESTION_TOOLS.append(poll_tools)
 
 
 def top_tools(state: ExplorerState, kind: str) -> list[pn.viewable.Viewable]:
@@ -49,6 +53,7 @@ def top_bar(state: ExplorerState, kind: str, tools: Sequence[pn.viewable.Viewabl
 
 
 PAGE_EXTRAS: list[PageExtra] = [
+    poll_card,
     connection_status,
     accessible_names,
     export_links,

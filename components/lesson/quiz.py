@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable
 
 import panel as pn
 import param
@@ -136,6 +137,35 @@ def feedback_html(lang: str, right: bool, explanation: str) -> str:
             f"<strong>{html.escape(text(lang, word))}</strong> {html.escape(explanation)}</p>")
 
 
+def question_labels(lang: str, n: int, d_model: int) -> list[str]:
+    """The options of question ``n`` in ``lang`` (question 3's for ``d_model``): a room's poll shows these."""
+    if n == 3:
+        options, _ = self_score_options(d_model)
+        return [format_option(value) for _, value in options]
+    keys, _ = FIXED[n]
+    return [text(lang, f"quiz_{n}_{key}") for key in keys]
+
+
+def question_right(n: int, d_model: int) -> int:
+    """Index of question ``n``'s right option (question 3's depends on d_model)."""
+    return self_score_options(d_model)[1] if n == 3 else FIXED[n][1]
+
+
+def question_explanation(lang: str, n: int, d_model: int, choice: int) -> str:
+    """Why option ``choice`` of question ``n`` is right or not, in ``lang``."""
+    if n == 3:
+        options, _ = self_score_options(d_model)
+        return text(lang, f"quiz_3_why_{options[choice][0]}", value=format_option(options[choice][1]),
+                    right=format_option(float(core.relative_scores(0, d_model))), pairs=d_model // 2,
+                    d_model=d_model)
+    return text(lang, f"quiz_{n}_{FIXED[n][0][choice]}_why")
+
+
+#: Makers of more tools under a question (a room's poll: components.poll), given the section and the question's
+#: number; registered by the app (app.extras), so that the quiz imports nothing of the features built on it.
+QUESTION_TOOLS: list[Callable[[CheckYourself, int], pn.viewable.Viewable | None]] = []
+
+
 class CheckYourself(LessonSection):
     """Five multiple-choice questions, checked in the page with a short explanation."""
 
@@ -157,27 +187,15 @@ class CheckYourself(LessonSection):
 
     def option_labels(self, n: int) -> list[str]:
         """The options of question ``n`` as shown, in the page's language."""
-        lang = self.state.lang
-        if n == 3:
-            options, _ = self_score_options(self.state.d_model)
-            return [format_option(value) for _, value in options]
-        keys, _ = FIXED[n]
-        return [text(lang, f"quiz_{n}_{key}") for key in keys]
+        return question_labels(self.state.lang, n, self.state.d_model)
 
     def right_answer(self, n: int) -> int:
         """Index of question ``n``'s right option (question 3's depends on d_model)."""
-        return self_score_options(self.state.d_model)[1] if n == 3 else FIXED[n][1]
+        return question_right(n, self.state.d_model)
 
     def explanation(self, n: int, choice: int) -> str:
         """Why option ``choice`` of question ``n`` is right or not."""
-        lang = self.state.lang
-        if n == 3:
-            d_model = self.state.d_model
-            options, _ = self_score_options(d_model)
-            return text(lang, f"quiz_3_why_{options[choice][0]}", value=format_option(options[choice][1]),
-                        right=format_option(float(core.relative_scores(0, d_model))), pairs=d_model // 2,
-                        d_model=d_model)
-        return text(lang, f"quiz_{n}_{FIXED[n][0][choice]}_why")
+        return question_explanation(self.state.lang, n, self.state.d_model, choice)
 
     def _answer(self, n: int, choice: int) -> None:
         if not 0 <= choice < len(self.choices[n].labels):
@@ -199,7 +217,8 @@ class CheckYourself(LessonSection):
     def layout(self) -> list[pn.viewable.Viewable]:
         parts: list[pn.viewable.Viewable] = [self.passage("intro")]
         for n in QUESTIONS:
-            parts.append(pn.Column(self.passage(f"q{n}"), self.choices[n], self.feedback[n],
+            tools = [tool for make in QUESTION_TOOLS if (tool := make(self, n)) is not None]
+            parts.append(pn.Column(self.passage(f"q{n}"), self.choices[n], self.feedback[n], *tools,
                                    sizing_mode="stretch_width", name=f"quiz_question_{n}"))
         parts.append(self.passage("end"))
         return parts

@@ -70,6 +70,6 @@ def test_names_are_unique_across_the_whole_lesson():
     # (Panel names a component's own model after its class, "Prose"; the name it is given goes to
     # its data model, which is what a test reads.)
     classes = {"Prose", "LiveHTML", "SliderTitle", "QuizChoice", "StateLinks", "SectionWatch", "Description",
-               "MistakeNote", "CodeCell"}
+               "MistakeNote", "CodeCell", "PollControls"}
     names = [m.name for slug in SECTIONS for m in section_models(slug) if m.name and m.name not in classes]
     assert sorted(n for n in set(names) if names.count(n) > 1) == []

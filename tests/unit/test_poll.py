@@ -1,0 +1,206 @@
+"""A class poll in a room, without a browser: the stores (in-process and a real redis-server) and the pages'
+parts (components.poll.PagePoll beside a RoomBox): who may open, one answer per page, reveal, close."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+
+import pytest
+
+from app.model.state import ExplorerState
+from app.model.strings import text
+from components import pollstore
+from components import roombus as rooms
+from components.lesson.quiz import FIXED, CheckYourself, question_labels
+from components.poll import PagePoll
+from components.room import RoomBox
+from tests.servers import redis_server
+
+
+@pytest.fixture
+def local(monkeypatch):
+    monkeypatch.delenv("PE_REDIS_URL", raising=False)
+    monkeypatch.setenv("PE_NUM_PROCS", "1")
+    monkeypatch.delenv("PE_PROCESSES", raising=False)
+    rooms.reset_bus()
+    pollstore.reset_poll_store()
+    yield rooms.bus(), pollstore.poll_store()
+    rooms.reset_bus()
+    pollstore.reset_poll_store()
+
+
+def exercise(the_bus, store) -> None:
+    """What every store does: only the secret opens, one answer per page, counts by option, reveal, close."""
+    room, secret = rooms.create_room(the_bus)
+    assert store.open(room, "forged", 1, 4, 2, 32) is None
+    assert store.current(room) is None
+    assert store.open(room, secret, 1, 4, 9, 32) is None  # the right option must be one of the options
+    poll = store.open(room, secret, 1, 4, 2, 32)
+    assert poll is not None and poll.status == "open" and store.current(room) == poll
+    assert store.answer(room, poll.number, "page-a", 0) == pollstore.COUNTED
+    assert store.answer(room, poll.number, "page-b", 1) == pollstore.COUNTED
+    assert store.counts(room, poll.number) == [1, 1, 0, 0]
+    assert store.answer(room, poll.number, "page-a", 0) == pollstore.REPEAT  # not counted twice
+    assert store.answer(room, poll.number, "page-a", 3) == pollstore.REPEAT  # nor changed
+    assert store.answer(room, poll.number, "page-c", 4) == pollstore.INVALID
+    assert store.answer(room, poll.number, "page-c", -1) == pollstore.INVALID
+    assert store.answer(room, poll.number + 1, "page-c", 0) == pollstore.NOT_OPEN
+    assert store.counts(room, poll.number) == [1, 1, 0, 0]
+    assert not store.reveal(room, "forged", poll.number)
+    assert store.reveal(room, secret, poll.number)
+    assert store.current(room).status == "revealed" and store.current(room).right == 2
+    assert store.answer(room, poll.number, "page-c", 2) == pollstore.NOT_OPEN  # answers close at the reveal
+    assert not store.close(room, "forged", poll.number)
+    assert store.close(room, secret, poll.number)
+    assert store.current(room).status == "closed" and not store.current(room).live
+    later = store.open(room, secret, 2, 4, 1, 32)
+    assert later.number == poll.number + 1
+    assert store.answer(room, later.number, "page-a", 1) == pollstore.COUNTED  # a new poll, a new answer
+    assert store.counts(room, later.number) == [0, 1, 0, 0]
+
+
+def test_the_local_store_counts_one_answer_per_page(local):
+    the_bus, store = local
+    assert store.kind == "local"
+    exercise(the_bus, store)
+
+
+def _redis_round_trip() -> None:
+    with redis_server() as url:
+        import redis
+        from tornado.ioloop import IOLoop
+
+        loop = IOLoop(make_current=False)
+        the_bus, store = rooms.RedisBus(url, loop), pollstore.RedisPollStore(url, loop)
+        exercise(the_bus, store)
+        client = redis.Redis.from_url(url)
+        room = next(key.decode().split(":")[2] for key in client.scan_iter("pe:room:*:poll"))
+        number = int(client.hget(f"pe:room:{room}:poll", "number"))
+        for key in (f"pe:room:{room}:poll", f"pe:room:{room}:poll:{number}:counts",
+                    f"pe:room:{room}:poll:{number}:pages"):
+            ttl = client.ttl(key)
+            assert rooms.ROOM_TTL_S - 60 < ttl <= rooms.ROOM_TTL_S, (key, ttl)  # the room's lifetime
+        assert client.hgetall(f"pe:room:{room}:poll:{number}:counts") == {b"1": b"1"}
+        # Another process hears the poll open and the counts move (a nudge through pub/sub).
+        other = pollstore.RedisPollStore(url, loop)
+        heard: list[str] = []
+
+        def hear(topic: str):
+            def callback(heard_room: str) -> None:
+                heard.append(f"{topic}:{heard_room}")
+                loop.stop()
+            return callback
+
+        on_poll, on_counts = hear("poll"), hear("counts")
+        other.subscribe(room, pollstore.POLL, on_poll)
+        other.subscribe(room, pollstore.COUNTS, on_counts)
+        secret_holder = rooms.create_room(the_bus)  # a second room: its poll is heard by no one here
+        store.open(secret_holder[0], secret_holder[1], 1, 4, 2, 32)
+        deadline = time.monotonic() + 10
+
+        # The subscription is asynchronous: answer from new pages until a nudge comes through (bounded).
+        def answer_until_heard(page: list[int] = [0]) -> None:  # noqa: B006 (a counter kept between calls)
+            if heard or time.monotonic() > deadline:
+                loop.stop()
+                return
+            page[0] += 1
+            store.answer(room, number, f"page-{page[0]}", 0)
+            loop.call_later(0.1, answer_until_heard)
+
+        loop.add_callback(answer_until_heard)
+        loop.start()
+        assert heard and heard[0] == f"counts:{room}"
+        other.unsubscribe(room, pollstore.POLL, on_poll)
+        other.unsubscribe(room, pollstore.COUNTS, on_counts)
+        other.pubsub.close()  # its thread then waits on nothing, instead of calling a stopped server
+        loop.close()
+
+
+def test_the_redis_store_counts_one_answer_per_page_with_the_rooms_lifetime():
+    # In a worker thread: after a Playwright test the main thread's asyncio loop counts as running.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(_redis_round_trip).result(timeout=120)
+
+
+def pages(lang_a: str = "es", lang_b: str = "en") -> tuple[PagePoll, PagePoll, PagePoll, RoomBox]:
+    """A teacher's page with a room, and two followers' pages, each with its poll following its room box."""
+    teacher_box = RoomBox(ExplorerState(lang="en"), "lesson")
+    teacher = PagePoll(teacher_box.state)
+    teacher.attach(teacher_box)
+    teacher_box.start_room()
+    followers = []
+    for lang in (lang_a, lang_b):
+        box = RoomBox(ExplorerState(lang=lang, follow=teacher_box.room), "lesson")
+        follower = PagePoll(box.state)
+        follower.attach(box)
+        followers.append(follower)
+    return teacher, followers[0], followers[1], teacher_box
+
+
+def test_a_teacher_asks_two_followers_answer_and_see_the_answer(local):
+    teacher, a, b, _box = pages()
+    controls = teacher.tools(CheckYourself(teacher.box.state), 1)
+    assert controls.shown and controls.status == ""
+    assert not a.card.shown and not b.card.shown
+    controls.asks += 1  # "Ask the room"
+    assert controls.status == "open" and controls.counts == [0, 0, 0, 0]
+    assert a.card.shown and b.card.shown
+    assert a.card.labels == question_labels("es", 1, 32) and b.card.labels == question_labels("en", 1, 32)
+    assert a.card.announce == text("es", "poll_opened", n=1)
+    a.card.choice = 0
+    a.card.sends += 1
+    b.card.choice = 1
+    b.card.sends += 1
+    assert a.card.message == text("es", "poll_sent") and a.card.answered and a.card.mine == 0
+    assert controls.counts == [1, 1, 0, 0] and controls.total_text == text("en", "poll_total", total=2)
+    a.card.choice = 2
+    a.card.sends += 1  # a second answer from the same page
+    assert a.card.message == text("es", "poll_repeat")
+    assert controls.counts == [1, 1, 0, 0]
+    controls.reveals += 1
+    right = FIXED[1][1]
+    for follower, lang in ((a, "es"), (b, "en")):
+        assert follower.card.right == right
+        assert follower.card.explanation == text(lang, f"quiz_1_{FIXED[1][0][right]}_why")
+        assert follower.card.announce == text(lang, "poll_answer_revealed", answer=question_labels(lang, 1, 32)[right])
+    assert controls.status == "revealed" and controls.right == right
+    controls.closes += 1
+    assert not a.card.shown and not b.card.shown and controls.status == ""
+
+
+def test_a_followers_page_cannot_open_reveal_or_close_a_poll(local):
+    teacher, a, _b, box = pages()
+    # A forged click on a follower's (hidden) tools, as a websocket client could send it.
+    student_controls = a.tools(CheckYourself(a.box.state), 1)
+    assert not student_controls.shown
+    student_controls.asks += 1
+    _the_bus, store = local
+    assert store.current(box.room) is None
+    assert not a.ask(1, 32)
+    teacher_controls = teacher.tools(CheckYourself(teacher.box.state), 1)
+    teacher_controls.asks += 1
+    student_controls.reveals += 1
+    student_controls.closes += 1
+    assert store.current(box.room).status == "open"
+
+
+def test_a_forged_option_is_refused_and_counts_nothing(local):
+    teacher, a, _b, box = pages()
+    _the_bus, store = local
+    assert teacher.ask(2, 32)
+    for forged in (7, -3):
+        a.card.choice = forged
+        a.card.sends += 1
+        assert a.card.message == text("es", "poll_pick_first") and not a.card.answered
+    assert store.counts(box.room, store.current(box.room).number) == [0, 0, 0, 0]
+
+
+def test_a_follower_who_joins_an_open_poll_sees_it(local):
+    teacher, _a, _b, box = pages()
+    assert teacher.ask(3, 64)
+    late_box = RoomBox(ExplorerState(lang="en", follow=box.room), "view")
+    late = PagePoll(late_box.state)
+    late.attach(late_box)
+    assert late.card.shown and late.card.labels == question_labels("en", 3, 64)
+    assert late.prompt.values == {"d_model": "64"}
