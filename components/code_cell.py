@@ -18,6 +18,7 @@ import param
 from app.model.cells import cell_source
 from app.model.state import ExplorerState
 from app.model.strings import text
+from components.export import APP_ROOT_JS
 from components.plainjs import PlainJSComponent
 from components.stylesheets import STYLESHEET
 
@@ -53,14 +54,7 @@ class CodeCell(PlainJSComponent):
     failed_label = param.String(default="")
     notebook_label = param.String(default="")
 
-    _esm = """
-    const appRoot = () => {
-      for (const s of document.querySelectorAll("script[src]")) {
-        const m = s.src.match(/^(.*\\/)static\\/js\\/bokeh(\\.min)?\\.js/);
-        if (m) return m[1];
-      }
-      return new URL("/", document.baseURI).href;
-    };
+    _esm = APP_ROOT_JS + """
     export function render({ model }) {
       const box = document.createElement("details");
       box.className = "pe-code";

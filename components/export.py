@@ -23,6 +23,18 @@ EXPORT_CSS = """
 """
 
 
+#: The app's own root URL in the page (this server's, also inside another site's page): where its bundle came from.
+APP_ROOT_JS = """
+    const appRoot = () => {
+      for (const s of document.querySelectorAll("script[src]")) {
+        const m = s.src.match(/^(.*\\/)static\\/js\\/bokeh(\\.min)?\\.js/);
+        if (m) return m[1];
+      }
+      return new URL("/", document.baseURI).href;
+    };
+"""
+
+
 class ExportLinks(PlainJSComponent):
     """A "Download" disclosure: CSV links (``/data/<name>.csv`` plus the page's current query) and a
     PNG button for each figure on the page (named ``*_plot``), made with Bokeh's own ``export``."""
@@ -31,14 +43,7 @@ class ExportLinks(PlainJSComponent):
     label = param.String(default="", doc="The disclosure's summary.")
     png_label = param.String(default="", doc="Text before the PNG buttons.")
 
-    _esm = """
-    const appRoot = () => {
-      for (const s of document.querySelectorAll("script[src]")) {
-        const m = s.src.match(/^(.*\\/)static\\/js\\/bokeh(\\.min)?\\.js/);
-        if (m) return m[1];
-      }
-      return new URL("/", document.baseURI).href;
-    };
+    _esm = APP_ROOT_JS + """
     export function render({ model }) {
       const box = document.createElement("details");
       box.className = "pe-export";
