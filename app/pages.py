@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
+import jinja2
 import panel as pn
 import param
 
@@ -517,10 +518,26 @@ def slides(state: ExplorerState, kind: str) -> list[Slide]:
 PageMaker = Callable[[], pn.viewable.Viewable]
 
 
+#: Panel's page template with a viewport line: a phone (a student who scanned the room's QR code) lays the
+#: page out at its own width instead of a shrunken 980 px desktop page. Bokeh's public ``Document.template``;
+#: ``base`` is Panel's template, which Panel passes to every page it renders.
+PAGE_TEMPLATE = jinja2.Environment(autoescape=True).from_string(
+    "{% extends base %}\n{% block preamble %}{{ super() }}"
+    '<meta name="viewport" content="width=device-width, initial-scale=1">{% endblock %}')
+
+
+def mobile_ready() -> None:
+    """Give the session's page the viewport line (``PAGE_TEMPLATE``); an embed has no page of its own."""
+    doc = pn.state.curdoc
+    if doc is not None and not script_embedded():
+        doc.template = PAGE_TEMPLATE
+
+
 def presentable(page: PageMaker, kind: str, first: str = "") -> PageMaker:
     """``page``, or in presentation mode its slides (starting on ``first``, or the address's ``slide``)."""
 
     def maybe_present() -> pn.viewable.Viewable:
+        mobile_ready()
         state, notices = session_state()
         if not state.present:
             return page()

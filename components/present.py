@@ -227,6 +227,8 @@ def page_look(state: ExplorerState, kind: str) -> PageLook:
 
 TOOLS_CSS = """
 :host { border-bottom: 2px solid var(--pe-t-rule, #e4e4e4); flex-wrap: wrap; }
+/* It wraps, so it is as narrow as its widest tool, not as the sum BokehJS gives it (a phone's page). */
+:host { min-width: 0 !important; }
 """
 
 

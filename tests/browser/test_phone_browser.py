@@ -1,0 +1,27 @@
+"""A student's phone (390 x 844, portrait, touch): the page is laid out at the phone's width, not as a
+shrunken 980 px desktop page, and nothing makes it scroll sideways."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import model_property, wait_until
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.mark.parametrize("route", ["/quiz?lang=es", "/order?lang=en", "/explore?lang=es", "/distance?lang=en"])
+def test_a_phone_reads_the_page_at_its_own_width(browser, app_url, route):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    try:
+        page.goto(app_url + route)
+        wait_until(lambda: model_property(page, "room_box", "mode") not in (None, ""), timeout=60,
+                   message="the page was not drawn")
+        viewport = page.evaluate("document.querySelector('meta[name=viewport]')?.content")
+        assert viewport == "width=device-width, initial-scale=1"
+        assert page.evaluate("window.innerWidth") == 390  # laid out at the phone's width
+        wait_until(lambda: page.evaluate("document.documentElement.scrollWidth") <= 390, timeout=20,
+                   message=f"{route} scrolls sideways on a 390 px phone")
+    finally:
+        context.close()
