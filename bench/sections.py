@@ -6,7 +6,7 @@ Builds the sections (their slugs, as in ``app.lesson.SECTIONS``) on one session
 state in one Bokeh document, as awake sections of ``/`` are, then moves the
 parameter back and forth by one step (``base``: to the next value of its list)
 and serializes each change's ``PATCH-DOC``. Prints the median time and bytes;
-``--as-step`` makes each change inside ``app.widgets.one_message()``, as a served
+``--as-step`` makes each change inside ``components.widgets.one_message()``, as a served
 slider step is made (without it: as a preset, a room's teacher or an address);
 ``--profile`` adds pyinstrument's call tree.
 """
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--show-all", action="store_true", help="with --profile: every frame (Panel's, Bokeh's too)")
     parser.add_argument("--as-step", action="store_true",
-                        help="make each change inside app.widgets.one_message(), as a served slider step is made")
+                        help="make each change inside components.widgets.one_message(), as a served slider step is made")
     args = parser.parse_args(argv)
 
     import panel as pn
