@@ -312,7 +312,10 @@ async def _rooms_outlive_a_restart(server) -> None:
     tries_before = len(here.tries)
     await until(lambda: len(here.tries) >= tries_before + 3, timeout=20, message="no retries")
     gaps = [b - a for a, b in zip(list(here.tries)[-3:], list(here.tries)[-2:], strict=False)]
-    assert gaps[1] > 1.5 * gaps[0] and all(gap <= rooms.BACKOFF_MAX_S + rooms.CALL_TIMEOUT_S + 1 for gap in gaps), gaps
+    # The wait grew past its first step (a loaded machine can stretch any one gap, so no ratio of two gaps),
+    # and stays bounded.
+    assert max(gaps) >= 2 * rooms.BACKOFF_FIRST_S * 0.9, gaps
+    assert all(gap <= rooms.BACKOFF_MAX_S + rooms.CALL_TIMEOUT_S + 1 for gap in gaps), gaps
     teacher.state.k = 6  # moved while Redis is away: it reaches the students once Redis is back
     server.start()
     await until(lambda: here.up, timeout=rooms.BACKOFF_MAX_S + 10, message="no reconnection")
