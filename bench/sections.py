@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--show-all", action="store_true", help="with --profile: every frame (Panel's, Bokeh's too)")
     parser.add_argument("--as-step", action="store_true",
-                        help="make each change inside components.widgets.one_message(), as a served slider step is made")
+                        help="make each change inside components.widgets.one_message(), as a served step is")
     args = parser.parse_args(argv)
 
     import panel as pn
