@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import threading
@@ -62,6 +63,19 @@ def wait_until(condition: Callable[[], Any], timeout: float = 10.0, interval: fl
 
 #: JavaScript: a promise settled once the page has rendered two more frames.
 _TWO_FRAMES_JS = "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
+async def until(condition: Callable[[], Any], timeout: float = 15.0, message: str = "condition not met",
+                every: float = 0.02) -> Any:
+    """``wait_until`` on a running event loop, which keeps serving its tasks while this waits."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{message} (after {timeout} s)")
+        await asyncio.sleep(every)  # polling interval
 
 
 def after_two_frames(page) -> None:

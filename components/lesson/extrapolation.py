@@ -23,6 +23,7 @@ What is resent on a change:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -93,13 +94,23 @@ def score_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.
     k = np.arange(T)
     data: dict[str, np.ndarray] = {"k": k}
     for name, omega in extrapolation_ladders(T_train, T, d_model, base).items():
-        data[name] = core.scores_from_frequencies(k, omega)
+        # The trained ladder's S(k) does not depend on T_train: a T_train step reuses it.
+        data[name] = (_trained_scores(T, d_model, base) if name == "sinusoidal"
+                      else core.scores_from_frequencies(k, omega))
     defined = core.learned_defined(k, T_train)
     table = core.learned_table(T_train, d_model, LEARNED_SEED)
     learned = np.full(T, np.nan)
     learned[defined] = core.table_dot_scores(table, 0, k[defined])
     data["learned"] = learned
     return data
+
+
+@functools.lru_cache(maxsize=4)
+def _trained_scores(T: int, d_model: int, base: float) -> np.ndarray:
+    """S(k) = core.relative_scores for k = 0 … T − 1, read-only (shared by the steps that reuse it)."""
+    scores = core.relative_scores(np.arange(T), d_model, base)
+    scores.flags.writeable = False
+    return scores
 
 
 def alibi_data(T: int, heads: int = ALIBI_HEADS) -> dict[str, list]:

@@ -16,7 +16,7 @@ from app.model.strings import text
 from app.room_routes import qr_svg
 from components import roombus as rooms
 from components.room import RoomBox, public_origin
-from tests.helpers import run_coroutine
+from tests.helpers import run_coroutine, until
 from tests.servers import redis_process, redis_server
 
 
@@ -228,18 +228,6 @@ def test_the_qr_code_is_an_svg_of_the_link():
     root = ET.fromstring(svg)
     assert root.tag.endswith("svg")
     assert "http://127.0.0.1:8080/explore?follow=abcdef" in svg.decode()
-
-
-async def until(condition, timeout: float = 15.0, message: str = "condition not met", every: float = 0.02):
-    """Poll ``condition`` on the running loop (which keeps serving its tasks meanwhile); fail after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{message} (after {timeout} s)")
-        await asyncio.sleep(every)  # polling interval
 
 
 class SessionDoc(Document):
