@@ -368,6 +368,8 @@ class PagePoll:
         self._scheduled = False
         self.prompt = Prose(section_prose("quiz", self.lang).parts[PROMPT.format(n=1)], values={}, margin=(0, 0),
                             name="poll_question_text")
+        # Empty until a poll opens: a page in no poll carries no hidden question (nor its formulas to typeset).
+        self.prompt.html = ""
         self.card = PollCard(question=self.prompt, legend=text(self.lang, "poll_legend"),
                              send_label=text(self.lang, "poll_send"), hide_label=text(self.lang, "poll_hide"),
                              show_label=text(self.lang, "poll_show"),
@@ -535,6 +537,7 @@ class PagePoll:
         if poll is None:
             if card.shown:
                 card.param.update(shown=False, announce="")
+                self.prompt.html = ""
             self.shown = None
             return
         labels = question_labels(self.lang, poll.question, poll.d_model)
