@@ -1,13 +1,15 @@
 """Server time of one state change with some of the lesson's sections built, in process (a development tool).
 
-    python -m bench.sections gram,rope pos [--size lesson] [--repeats 30] [--as-step] [--profile [--show-all]]
+    python -m bench.sections gram,rope pos [--size lesson] [--repeats 30] [--as-step] [--walk] [--profile [--show-all]]
 
 Builds the sections (their slugs, as in ``app.lesson.SECTIONS``) on one session
 state in one Bokeh document, as awake sections of ``/`` are, then moves the
 parameter back and forth by one step (``base``: to the next value of its list)
 and serializes each change's ``PATCH-DOC``. Prints the median time and bytes;
 ``--as-step`` makes each change inside ``components.widgets.one_message()``, as a served
-slider step is made (without it: as a preset, a room's teacher or an address);
+slider step is made (without it: as a preset, a room's teacher or an address); ``--walk`` moves
+the parameter one step further each time (a drag: every value new, so nothing cached by value
+helps), instead of back and forth between two values;
 ``--profile`` adds pyinstrument's call tree.
 """
 
@@ -32,6 +34,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--show-all", action="store_true", help="with --profile: every frame (Panel's, Bokeh's too)")
     parser.add_argument("--as-step", action="store_true",
                         help="make each change inside components.widgets.one_message(), as a served step is")
+    parser.add_argument("--walk", action="store_true",
+                        help="a new value at every change (as a drag), not back and forth between two")
     args = parser.parse_args(argv)
 
     import panel as pn
@@ -58,24 +62,31 @@ def main(argv: list[str] | None = None) -> None:
         doc.on_change(events.append)
         start = getattr(state, args.param)
         if args.param == "base":
-            other = BASES[BASES.index(start) + 1]
+            ladder, at = list(BASES), BASES.index(start)
         else:
-            _low, high = state.param[args.param].bounds
+            low, high = state.param[args.param].bounds
             step = getattr(state.param[args.param], "step", None) or 1  # d_model moves by 2
-            other = start + step if start + step <= high else start - step
+            ladder = list(range(low, high + 1, step))
+            at = ladder.index(start)
+        # Up from the start while there is room, else down; a walk goes on in that direction.
+        direction = 1 if at + 1 < len(ladder) else -1
+        values = [ladder[at + direction * (i + 1)] for i in range(args.repeats)
+                  if 0 <= at + direction * (i + 1) < len(ladder)]
+        if not args.walk:
+            values = [values[0] if i % 2 == 0 else start for i in range(args.repeats)]
         protocol, times, sizes = Protocol(), [], []
         profiler = None
         if args.profile:
             from pyinstrument import Profiler
 
             profiler = Profiler(interval=0.0005)
-        for i in range(args.repeats):
+        for i, value in enumerate(values):
             if i == 2 and profiler is not None:
                 profiler.start()
             events.clear()
             began = time.perf_counter()
             with widgets.one_message() if args.as_step else contextlib.nullcontext():
-                setattr(state, args.param, other if i % 2 == 0 else start)
+                setattr(state, args.param, value)
             sent = [e for e in events if isinstance(e, DocumentPatchedEvent)]
             message = protocol.create("PATCH-DOC", sent) if sent else None
             times.append((time.perf_counter() - began) * 1000)
@@ -83,8 +94,11 @@ def main(argv: list[str] | None = None) -> None:
                          if message else 0)
         if profiler is not None:
             profiler.stop()
-        print(f"{args.slugs} {args.param} at the {args.size} size: median {statistics.median(times[2:]):.1f} ms, "
-              f"{statistics.median(sizes[2:]):.0f} bytes ({args.repeats - 2} changes)")
+        kept = times[2:]
+        p95 = statistics.quantiles(kept, n=20, method="inclusive")[-1] if len(kept) > 1 else kept[0]
+        print(f"{args.slugs} {args.param} at the {args.size} size{' (walk)' if args.walk else ''}: "
+              f"median {statistics.median(kept):.1f} ms, p95 {p95:.1f} ms, "
+              f"{statistics.median(sizes[2:]):.0f} bytes ({len(kept)} changes)")
         if profiler is not None:
             print(profiler.output_text(unicode=True, color=False, show_all=args.show_all))
 

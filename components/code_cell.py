@@ -16,15 +16,14 @@ from collections.abc import Callable, Mapping
 import param
 
 from app.model.cells import cell_source
-from app.model.state import ExplorerState
+from app.model.state import LESSON_PARAMETERS, VIEW_PARAMETERS, ExplorerState
 from app.model.strings import text
 from components.export import APP_ROOT_JS
 from components.plainjs import PlainJSComponent
 from components.stylesheets import STYLESHEET
 
 #: The state's parameters a cell may read (``app.model.cells``): a change of any rewrites an open cell.
-CELL_INPUTS = ("d_model", "T", "base", "pair", "pos", "k", "pairs_from", "pairs_to", "heads", "reserve",
-               "sentence", "mistake")
+CELL_INPUTS = (*VIEW_PARAMETERS, *LESSON_PARAMETERS)
 
 CODE_CSS = """
 .pe-code { margin: 0.6em 10px; font-size: 1.05rem; min-width: 0; max-width: 100%; }

@@ -33,6 +33,7 @@ WIDGETS: dict[str, type[pn.widgets.Widget]] = {
     "T_train": FastIntSlider,
     "heads": OneMessageRadioButtonGroup,
     "mistake": OneMessageRadioButtonGroup,
+    "stretch": OneMessageRadioButtonGroup,
     "sentence": OneMessageTextInput,
     "lesson_preset": pn.widgets.Button,
     "paper_preset": pn.widgets.Button,

@@ -58,12 +58,15 @@ LANGUAGES = ("es", "en")
 #: How the lesson's query and key weights are drawn (section "score"): seeded random, or
 #: aligned so that the position-position term depends on the distance only.
 HEADS = ("random", "aligned")
+#: The stretched ladders of the extrapolation section, in the order of their papers: Position Interpolation,
+#: "NTK-aware" scaling, YaRN (``app.model.core.extrapolation``).
+STRETCHES = ("interpolation", "ntk", "yarn")
 MAX_WORDS = 12
 MAX_WORD_LENGTH = 24
 
 #: Parameters that travel in the query string, in the order they are written there.
 VIEW_PARAMETERS = ("d_model", "T", "base", "pair", "pos", "k")
-LESSON_PARAMETERS = ("pairs_from", "pairs_to", "heads", "reserve", "sentence", "mistake", "T_train")
+LESSON_PARAMETERS = ("pairs_from", "pairs_to", "heads", "reserve", "sentence", "mistake", "T_train", "stretch")
 #: How the page is shown (not what it shows): which controls an embedded page shows, presentation mode,
 #: its slide, the theme, the animation. Written into the address only when they differ from their defaults.
 PAGE_PARAMETERS: tuple[str, ...] = ("controls", "present", "slide", "theme", "play", "speed", "loop", "play_k")
@@ -120,6 +123,8 @@ class ExplorerState(param.Parameterized):
         "A published bug applied to the table the views draw (core.mistake_columns); 'none' is the encoding."))
     T_train = param.Integer(default=12, bounds=(1, 24), doc=(
         "Training length of the extrapolation section: the model saw positions 0 .. T_train-1; T_train <= T."))
+    stretch = param.Selector(default="interpolation", objects=list(STRETCHES), doc=(
+        "The stretched ladder the extrapolation section draws against the trained one (STRETCHES)."))
     lang = param.Selector(default="es", objects=list(LANGUAGES), doc="Language of the interface.")
     controls = param.String(default="", doc=(
         "Which controls the page shows, comma separated (CONTROL_NAMES, or 'none'); empty: all of them."))
@@ -398,6 +403,7 @@ def parse_query(args: Mapping[str, str], default_lang: str = "es") -> tuple[dict
 
     choice("heads", HEADS)
     choice("mistake", MISTAKES)
+    choice("stretch", STRETCHES)
     if "sentence" in args:
         values["sentence"] = clean_sentence(args["sentence"])
         if (cut := sentence_cut(args["sentence"])) is not None:

@@ -5,11 +5,11 @@ A model trained on texts of ``T_train`` positions reads a text of ``T`` position
 
 * ``extrapolation_angles_plot``: per pair, the largest angle training showed it, ``ω_i·(T_train − 1)``
   (a grey bar), against the largest angle it meets in the text, ``ω'_i·(T − 1)``, for the ladder as
-  trained (hollow marks) and for one stretched ladder (filled marks) chosen by the scheme buttons
+  trained (hollow marks) and for one stretched ladder (filled marks) chosen by the buttons of ``state.stretch``
   (Position Interpolation, "NTK-aware", YaRN). A pair that meets angles training never showed it is
   drawn as a triangle, the others as circles (``core.unseen_pairs``): shape, not colour alone.
 * ``extrapolation_scores_plot``: ``S(k) = Σ cos(ω'_i k)`` for k = 0 … T − 1, the trained ladder's
-  and the chosen scheme's (``core.scores_from_frequencies``), the training range shaded; a learned
+  and the chosen scheme's (``core.scores_range_from_frequencies``), the training range shaded; a learned
   table's ``row_0 · row_k`` (the seeded stand-in ``core.learned_table``), which has no value past
   ``T_train − 1`` (a gap, and a label that says so); and ALiBi's biases ``−m_j·|k|`` for 8 heads
   (``core.alibi_biases``) on an axis of their own, on the right.
@@ -17,12 +17,13 @@ A model trained on texts of ``T_train`` positions reads a text of ``T`` position
 What is resent on a change:
 * d_model, T, T_train, base: both sources (at most T_MAX rows of scores, d_model/2 rows of angles), the
   ALiBi lines, the ranges and the training box;
-* the scheme buttons: nothing but which columns two glyphs and a filter read (every scheme's numbers
+* ``stretch`` (its buttons): nothing but which columns two glyphs and a filter read (every scheme's numbers
   are in the sources already).
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 
@@ -45,31 +46,20 @@ from bokeh.plotting import figure
 
 from app.model import core
 from app.model.datasets import ALIBI_HEADS, extrapolation_ladders
+from app.model.state import STRETCHES
 from app.model.strings import number, significant, text
-from components.controls import labelled
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.stylesheets import WIDGET_STYLESHEET
 from components.theme import COLORS, MOVING, TICK_SIZE, style_figure
-from components.widgets import OneMessageRadioButtonGroup
 
-#: The stretched ladders the buttons choose between, in the order of the papers.
-STRETCHED: tuple[str, ...] = ("interpolation", "ntk", "yarn")
 #: The ladders whose angles and scores the sources hold: the trained one, then the stretched ones.
-LADDERS: tuple[str, ...] = ("sinusoidal", *STRETCHED)
+LADDERS: tuple[str, ...] = ("sinusoidal", *STRETCHES)
 #: The seed of the learned table's stand-in rows (the same table in every session).
 LEARNED_SEED = 0
 #: Where a mark of the stretched ladder sits beside its pair, and the trained one on the other side, so the
 #: two never cover each other (in pairs, on the x axis).
 NUDGE = 0.18
-
-
-class ExtrapolationChoice(param.Parameterized):
-    """The section's own choice: which stretched ladder is drawn against the trained one."""
-
-    scheme = param.Selector(default="interpolation", objects=list(STRETCHED), doc=(
-        "The stretched ladder shown against the trained one: Position Interpolation, NTK-aware or YaRN."))
 
 
 def angle_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.ndarray | list]:
@@ -96,11 +86,10 @@ def score_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.
     for name, omega in extrapolation_ladders(T_train, T, d_model, base).items():
         # The trained ladder's S(k) does not depend on T_train: a T_train step reuses it.
         data[name] = (_trained_scores(T, d_model, base) if name == "sinusoidal"
-                      else core.scores_from_frequencies(k, omega))
+                      else core.scores_range_from_frequencies(T, omega))
     defined = core.learned_defined(k, T_train)
-    table = core.learned_table(T_train, d_model, LEARNED_SEED)
     learned = np.full(T, np.nan)
-    learned[defined] = core.table_dot_scores(table, 0, k[defined])
+    learned[defined] = _learned_scores(T_train, T, d_model)
     data["learned"] = learned
     return data
 
@@ -108,17 +97,43 @@ def score_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.
 @functools.lru_cache(maxsize=4)
 def _trained_scores(T: int, d_model: int, base: float) -> np.ndarray:
     """S(k) = core.relative_scores for k = 0 … T − 1, read-only (shared by the steps that reuse it)."""
-    scores = core.relative_scores(np.arange(T), d_model, base)
+    scores = core.relative_scores_range(T, d_model, base)
     scores.flags.writeable = False
     return scores
 
 
+#: Per d_model, the learned table's ``row_0 · row_k`` for the rows drawn so far (a few d_models, newest last).
+_LEARNED: collections.OrderedDict[int, np.ndarray] = collections.OrderedDict()
+
+
+def _learned_scores(T_train: int, T: int, d_model: int) -> np.ndarray:
+    """The learned table's ``row_0 · row_k`` for k = 0 … T_train − 1, read-only.
+
+    Row k of ``core.learned_table`` does not depend on how many rows are drawn, so the scores of a longer table
+    hold those of every shorter one: a step slices what was drawn, and a longer T_train draws twice the rows
+    (up to T), so that dragging it up draws the table a few times, not at every step.
+    """
+    drawn = _LEARNED.pop(d_model, np.empty(0))
+    if drawn.size < T_train:
+        rows = min(T, max(T_train, 2 * drawn.size))
+        drawn = core.table_dot_scores(core.learned_table(rows, d_model, LEARNED_SEED), 0, np.arange(rows))
+        drawn.flags.writeable = False
+    _LEARNED[d_model] = drawn
+    while len(_LEARNED) > 4:
+        _LEARNED.popitem(last=False)
+    return drawn[:T_train]
+
+
 def alibi_data(T: int, heads: int = ALIBI_HEADS) -> dict[str, list]:
-    """One row per head: its slope ``m_j`` and its line ``−m_j·|k|`` over k = 0 … T − 1."""
+    """One row per head: its slope ``m_j`` and its line ``−m_j·|k|`` over k = 0 … T − 1, by its two ends.
+
+    The bias is linear in k ≥ 0, so the segment between k = 0 and k = T − 1 is the line drawn through every
+    offset: two points per head, not T (the section's table, ``/data/extrapolation_scores.csv``, has them all).
+    """
     slopes = core.alibi_slopes(heads)
-    k = np.arange(T)
-    biases = core.alibi_biases(k, slopes)
-    return {"head": list(range(1, heads + 1)), "slope": slopes.tolist(), "xs": [k] * heads, "ys": list(biases)}
+    ends = np.array([0, max(T - 1, 0)])
+    return {"head": list(range(1, heads + 1)), "slope": slopes.tolist(), "xs": [ends] * heads,
+            "ys": list(core.alibi_biases(ends, slopes))}
 
 
 def _positive(angles: np.ndarray) -> np.ndarray:
@@ -129,7 +144,8 @@ class PastTrainingLength(LessonSection):
     """Per-pair angles against the training range, and the scores past the edge, for each scheme."""
 
     slug = "extrapolation"
-    controls = ("T_train", "T", "d_model", "base")
+    controls = ("T_train", "T", "d_model", "base", "stretch")
+    # The sliders; the stretch buttons change which ladder is drawn, not a number of the text.
     live_on = ("T_train", "T", "d_model", "base")
     # pos and k move nothing here.
     plays = False
@@ -137,7 +153,6 @@ class PastTrainingLength(LessonSection):
 
     def __init__(self, state, **params):
         super().__init__(state, **params)
-        self.choice = ExtrapolationChoice()
         lang = state.lang
 
         # Per-pair angles.
@@ -165,7 +180,7 @@ class PastTrainingLength(LessonSection):
                                 name="extrapolation_turn_label")
         fig.add_layout(self.turn_label)
         # Each ladder's marks in two renderers, the pairs meeting unseen angles (triangles) and the others
-        # (circles), filtered by a column: a scheme button changes which columns they read, not the data.
+        # (circles), filtered by a column: a stretch button changes which columns they read, not the data.
         self.filters: dict[tuple[str, str], GroupFilter] = {}
         self.marks: dict[tuple[str, str], object] = {}
         looks = {"trained": {"x": "left", "fill_color": "white", "line_color": COLORS["pos"], "line_width": 2.5},
@@ -173,11 +188,11 @@ class PastTrainingLength(LessonSection):
                                "line_width": 1}}
         for role, look in looks.items():
             for group, marker in (("seen", "circle"), ("unseen", "triangle")):
-                column = "unseen_sinusoidal" if role == "trained" else f"unseen_{self.choice.scheme}"
+                column = "unseen_sinusoidal" if role == "trained" else f"unseen_{state.stretch}"
                 flt = GroupFilter(column_name=column, group=group)
                 self.filters[(role, group)] = flt
                 self.marks[(role, group)] = fig.scatter(
-                    y="sinusoidal" if role == "trained" else self.choice.scheme, source=self.angles,
+                    y="sinusoidal" if role == "trained" else state.stretch, source=self.angles,
                     view=CDSView(filter=flt), marker=marker, size=13 if marker == "circle" else 16,
                     level=MOVING, name=f"extrapolation_{role}_{group}_marks", **look)
         # Legend keys: renderers with a fixed look only (``detach_legends`` draws their swatches), so that a shape
@@ -222,7 +237,7 @@ class PastTrainingLength(LessonSection):
                               line_width=2, line_dash="dashdot", name="extrapolation_alibi_lines")
         untouched = sf.line(x="k", y="sinusoidal", source=self.scores, line_color=COLORS["curve"], line_width=3,
                             name="extrapolation_untouched_curve")
-        self.stretched_curve = sf.line(x="k", y=self.choice.scheme, source=self.scores, line_color=COLORS["target"],
+        self.stretched_curve = sf.line(x="k", y=state.stretch, source=self.scores, line_color=COLORS["target"],
                                        line_width=3, line_dash="dashed", name="extrapolation_stretched_curve")
         learned = sf.line(x="k", y="learned", source=self.scores, line_color=COLORS["selected"], line_width=2.5,
                           line_dash="dotted", name="extrapolation_learned_curve")
@@ -246,17 +261,10 @@ class PastTrainingLength(LessonSection):
         sf.yaxis[0].major_label_text_font_size = TICK_SIZE
         detach_legends(sf)
 
-        options = {text(lang, f"extrapolation_scheme_{name}"): name for name in STRETCHED}
-        self.scheme_buttons = OneMessageRadioButtonGroup.from_param(
-            self.choice.param.scheme, options=options, name=text(lang, "extrapolation_scheme"), color="primary",
-            variant="outline", sizing_mode="stretch_width",
-            stylesheets=[WIDGET_STYLESHEET, ".bk-btn-group { flex-wrap: wrap; row-gap: 4px; }"])
-        self.choice.param.watch(lambda _: self._update_scheme(), "scheme")
         self._update_sizes()
 
     def _stretched_label(self, key: str = "extrapolation_legend_stretched") -> str:
-        return text(self.state.lang, key,
-                    scheme=text(self.state.lang, f"extrapolation_scheme_{self.choice.scheme}"))
+        return text(self.state.lang, key, scheme=text(self.state.lang, f"stretch_{self.state.stretch}"))
 
     @param.depends("state.d_model", "state.T", "state.base", "state.T_train", watch=True)
     def _update_sizes(self) -> None:
@@ -291,8 +299,9 @@ class PastTrainingLength(LessonSection):
             self.no_value_label.visible = s.T_train < s.T
 
 
+    @param.depends("state.stretch", watch=True)
     def _update_scheme(self) -> None:
-        scheme = self.choice.scheme
+        scheme = self.state.stretch
         with pn.io.hold():
             for group in ("seen", "unseen"):
                 self.filters[("stretched", group)].column_name = f"unseen_{scheme}"
@@ -333,9 +342,8 @@ class PastTrainingLength(LessonSection):
                     ntk=v["unseen_ntk"], yarn=v["unseen_yarn"])
 
     def layout(self) -> list[pn.viewable.Viewable]:
-        scheme = labelled(self.state, "extrapolation_scheme", self.scheme_buttons)
-        return [self.passage("intro"), self.control_panel(columns=4), scheme,
+        return [self.passage("intro"), self.control_panel(self.live_on, columns=4),
+                self.control_panel(("stretch",), columns=1),
                 pn.pane.Bokeh(self.angles_figure, sizing_mode="stretch_width"), self.passage("angles"),
                 pn.pane.Bokeh(self.scores_figure, sizing_mode="stretch_width"), self.passage("scores"),
                 self.passage("schemes")]
-

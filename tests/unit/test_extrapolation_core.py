@@ -307,6 +307,23 @@ class TestScores:
                                    atol=1e-12 * d_model)
 
     @PROPERTY
+    @given(count=st.integers(1, 3000), freqs=st.lists(st.floats(1e-6, 3.0), min_size=1, max_size=40))
+    def test_a_range_of_scores_is_the_written_out_sum(self, count, freqs):
+        # Any ladder, not only a geometric one: the blocks must not lean on the ladder's shape.
+        k = np.arange(count, dtype=np.float64)
+        by_hand = np.cos(k[:, None] * np.asarray(freqs)[None, :]).sum(axis=1)
+        got = ex.scores_range_from_frequencies(count, freqs)
+        assert got.shape == (count,)
+        np.testing.assert_allclose(got, by_hand, rtol=0, atol=1e-15 * len(freqs) * (count + len(freqs)) + 1e-13)
+
+    def test_a_range_of_scores_for_the_stretched_ladders_at_the_largest_size(self):
+        for freqs in (ex.interpolated_frequencies(32, 2048, 1024, 10_000), ex.ntk_frequencies(32, 2048, 1024, 10_000),
+                      ex.yarn_frequencies(32, 2048, 1024, 10_000)):
+            by_hand = np.array([math.fsum(math.cos(w * step) for w in freqs) for step in (0, 1, 777, 2047)])
+            got = ex.scores_range_from_frequencies(2048, freqs)[[0, 1, 777, 2047]]
+            np.testing.assert_allclose(got, by_hand, rtol=0, atol=1e-9)
+
+    @PROPERTY
     @given(d_model=d_models, base=bases, seed=st.integers(0, 2**32 - 1))
     def test_rope_head_scores_equal_the_cores_rope_relative(self, d_model, base, seed):
         rng = np.random.default_rng(seed)
@@ -405,6 +422,8 @@ def test_schemes_and_exports():
     (lambda: ex.alibi_biases([1, np.nan], [0.5]), "k"),
     (lambda: ex.scores_from_frequencies([1, 2], [[1.0]]), "frequencies"),
     (lambda: ex.scores_from_frequencies("x", [1.0]), "k"),
+    (lambda: ex.scores_range_from_frequencies(0, [1.0]), "count"),
+    (lambda: ex.scores_range_from_frequencies(4, [1.0, -0.5]), "frequencies"),
     (lambda: ex.rope_head_scores([1, 2, 3, 4], [1, 2], 0, [1.0, 0.1]), "kvec"),
     (lambda: ex.rope_head_scores([1, 2, 3], [1, 2, 3], 0, [1.0]), "q"),
     (lambda: ex.rope_head_scores([1, 2, 3, 4], [1, 2, 3, 4], 0, [1.0]), "frequencies"),

@@ -33,7 +33,8 @@ PROPERTY = settings(max_examples=60, deadline=None)
 REASONS = {"not_a_number", "rounded", "out_of_range", "odd", "not_allowed", "off_grid", "below_from", "sentence_cut",
            "controls", "not_a_room", "repeated", "above_T"}
 DEFAULTS = {"d_model": 32, "T": 24, "base": 10_000, "pair": 0, "pos": 0, "k": 3, "pairs_from": 0, "pairs_to": 15,
-            "heads": "random", "reserve": 4, "sentence": "", "mistake": "none", "T_train": 12, "lang": "es",
+            "heads": "random", "reserve": 4, "sentence": "", "mistake": "none", "T_train": 12,
+            "stretch": "interpolation", "lang": "es",
             "controls": "", "follow": "",
             "present": False, "slide": "", "theme": "light", "play": False, "speed": 3, "loop": True, "play_k": False}
 DEPENDENT = ("pair", "pos", "k", "pairs_from", "pairs_to", "reserve", "T_train")
@@ -456,6 +457,8 @@ def used_value(values: dict[str, object], name: str) -> object:
     ({"T_train": "100"}, "T_train", 24, "above_T"),  # a valid length, longer than this text
     ({"T": "128", "T_train": "200"}, "T_train", 128, "above_T"),
     ({"T_train": "5.6"}, "T_train", 6, "rounded"),
+    ({"stretch": "<i>rope</i>"}, "stretch", "interpolation", "not_allowed"),
+    ({"stretch": "ntk-aware"}, "stretch", "interpolation", "not_allowed"),
 ])
 def test_junk_gives_a_valid_value_and_one_notice(args, name, used, reason):
     values, notices = parse_query(args)
@@ -474,6 +477,7 @@ def test_junk_gives_a_valid_value_and_one_notice(args, name, used, reason):
     {"base": "10000.0", "lang": "EN"},
     {"mistake": "dim_index"}, {"mistake": " Split_Layout "}, {"mistake": "none"},
     {"d_model": "64", "T_train": "32", "T": "128"}, {"T": "40", "T_train": "40"}, {"T_train": "1"},
+    {"stretch": "yarn"}, {"stretch": " NTK "}, {"stretch": "interpolation"},
     {"unknown": "<script>", "d_model": "32"},
 ])
 def test_valid_values_give_no_notice(args):
@@ -493,7 +497,7 @@ query_text = st.one_of(
 
 def value_if_taken_as_given(name: str, given: str) -> object:
     """What the text means when it is already valid (None when it is not directly usable)."""
-    if name in ("lang", "heads", "mistake", "follow", "theme", "slide"):
+    if name in ("lang", "heads", "mistake", "stretch", "follow", "theme", "slide"):
         return given.strip().lower()
     if name in ("present", "play", "loop", "play_k"):
         return given.strip().lower() in ("1", "true", "yes", "on")
@@ -548,7 +552,7 @@ def valid_states(draw) -> ExplorerState:
         reserve=2 * draw(st.integers(0, d_model // 2)),
         sentence=draw(st.sampled_from(["", "the dog bites the man", "uno dos"])),
         mistake=draw(st.sampled_from(["none", "dim_index", "cos_exponent", "split_layout", "sin_only"])),
-        T_train=draw(st.integers(1, T)),
+        T_train=draw(st.integers(1, T)), stretch=draw(st.sampled_from(["interpolation", "ntk", "yarn"])),
     )
 
 

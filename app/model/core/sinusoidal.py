@@ -285,8 +285,11 @@ def relative_scores_range(count: int, d_model: int, base: float = DEFAULT_BASE) 
     ``relative_scores`` (the angles' rounding and the sums'; ~1e-12 at that
     size). ``S(0)`` is exactly ``d_model / 2``. Shape ``(count,)``.
     """
-    count = _integer("count", count, 1)
-    omega = frequencies(d_model, base)
+    return _cosine_sums(_integer("count", count, 1), frequencies(d_model, base))
+
+
+def _cosine_sums(count: int, omega: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``sum_i cos(omega_i k)`` for ``k = 0 .. count-1``, by the blocks of ``relative_scores_range``."""
     block = math.isqrt(count - 1) + 1  # B, with B * B >= count
     fine = np.multiply.outer(np.arange(block, dtype=np.float64), omega)  # angles of a = 0 .. B-1
     coarse = np.multiply.outer(np.arange(0, count, block, dtype=np.float64), omega)  # of B*b
