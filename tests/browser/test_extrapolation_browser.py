@@ -60,6 +60,12 @@ def test_extrapolation_page_draws_the_formulas_and_follows_its_controls(page, ap
     wait_until(lambda: page.evaluate(_Y_FIELD, "extrapolation_stretched_curve") == "yarn",
                message="the YaRN button did not change the curve drawn")
     assert page.evaluate(_Y_FIELD, "extrapolation_stretched_unseen_marks") == "yarn"
+    # The choice is the state's: in the address, so that a copied link (and a room) shows YaRN too.
+    wait_until(lambda: "stretch=yarn" in page.url, message=f"the address does not say stretch=yarn: {page.url}")
+    page.reload()
+    wait_for_source(page, "extrapolation_angles", lambda d: len(d["pair"]) == D // 2, timeout=30)
+    wait_until(lambda: page.evaluate(_Y_FIELD, "extrapolation_stretched_curve") == "yarn",
+               message="a link with stretch=yarn did not draw YaRN")
     assert console_errors == []
 
 
