@@ -57,7 +57,7 @@ from bokeh.util.paths import bokehjs_path
 from tornado import httputil
 from tornado.web import OutputTransform
 
-from components.internals import stock
+from components.internals import allowed
 from components.stylesheets import STATIC_DIR
 
 if TYPE_CHECKING:
@@ -303,8 +303,10 @@ def _lighter(bundle, roots: Iterable[Model] = ()):
             setattr(bundle, attribute, _absolute(getattr(bundle, attribute)))
     page_of_its_own = not any("://" in (u.url if isinstance(u, URL) else str(u)) for u in bundle.js_files)
     if isinstance(getattr(bundle, "js_raw", None), list):
-        if not stock():  # BokehJS/Panel-JS speed patches; each also checks what it touches, in the page
-            bundle.js_raw.extend((STYLE_GUARD_JS, SLIDER_KEYS_JS, PLAIN_ESM_JS))
+        # BokehJS/Panel-JS speed patches; each also checks what it touches, in the page.
+        bundle.js_raw.extend(script for patch, script in (("style guard", STYLE_GUARD_JS),
+                                                          ("slider keys", SLIDER_KEYS_JS),
+                                                          ("plain esm", PLAIN_ESM_JS)) if allowed(patch))
         if page_of_its_own:
             bundle.js_raw.append(preload_script(pn.config.theme, panel_css_of(roots)))
     return bundle

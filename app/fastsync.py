@@ -100,7 +100,7 @@ import gzip
 import importlib
 import socket
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from types import MappingProxyType
@@ -128,7 +128,7 @@ from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from app import collector, guard
-from components.internals import allowed, missing
+from components.internals import allowed, missing, off
 
 #: The module (``bokeh.protocol.messages`` exports the class under the same name).
 bokeh_patch_doc = importlib.import_module("bokeh.protocol.messages.patch_doc")
@@ -174,8 +174,9 @@ class NoDelayWSHandler(panel_server.WSHandler):
             self.finish("Cross origin websockets not allowed")
 
     def open(self, *args, **kwargs):
-        # Before the first write (the ACK of the handshake); the stream exists by now.
-        self.set_nodelay(True)
+        # Before the first write (the ACK of the handshake); the stream exists by now. Tornado's public switch.
+        if allowed("no delay"):
+            self.set_nodelay(True)
         collector.ensure_checking()
         return super().open(*args, **kwargs)
 
@@ -611,14 +612,20 @@ _PATCH_CURDOC_HOLDERS = ("bokeh.io.doc", "bokeh.application.handlers.code", "pan
 
 
 def installed() -> bool:
-    """Whether the websocket route of every Panel/Bokeh app uses ``NoDelayWSHandler`` (and the safe curdoc)."""
+    """Whether ``install`` is in effect: the fixes (the guarded websocket route of every Panel/Bokeh app, the
+    safe curdoc, the locked server events) and every speed patch that ``allowed`` lets apply."""
     handlers = [entry[1] for entry in bokeh_urls.per_app_patterns if entry[0] == r"/ws"]
     safe = all(importlib.import_module(name).patch_curdoc is safe_patch_curdoc for name in _PATCH_CURDOC_HOLDERS)
-    return (bool(handlers) and all(handler is NoDelayWSHandler for handler in handlers) and safe and defaults_cached()
+    in_effect = {
+        "cached defaults": defaults_cached(),
+        "cached references": references_cached(),
+        "write when free": panel_document.schedule_write_events is _schedule_write_events_sent_when_free,
+        "one segment": panel_document.dispatch_tornado is _dispatch_tornado_in_one_segment,
+        "data first": bokeh_patch_doc.patch_doc.create.__func__ is _create_data_first.__func__,
+    }
+    return (bool(handlers) and all(handler is NoDelayWSHandler for handler in handlers) and safe
             and _Syncable._server_event is _locked_server_event
-            and panel_document.schedule_write_events is _schedule_write_events_sent_when_free and references_cached()
-            and panel_document.dispatch_tornado is _dispatch_tornado_in_one_segment
-            and bokeh_patch_doc.patch_doc.create.__func__ is _create_data_first.__func__)
+            and all(done for patch, done in in_effect.items() if patch not in off()))
 
 
 def install() -> None:
@@ -636,13 +643,14 @@ def install() -> None:
     its socket is free (``_schedule_write_events_sent_when_free``), with a step's
     data changes first (``data_first``). Idempotent.
     """
-    if allowed("server speed patches", *_SPEED_NEEDS):
-        cache_bokeh_defaults()
-        cache_document_references()
+    for patch, needs, apply in _SPEED_PATCHES:
+        if allowed(patch, *needs):
+            apply()
+    # A fix, not a speed patch (Panel's deferred events without the document lock fail): on in every mode.
+    if (absent := missing(*_LOCKED_EVENT_NEEDS)):
+        guard.log.warning("locked server events off: %s not found; Panel's own kept", ", ".join(absent))
+    else:
         _Syncable._server_event = _locked_server_event
-        panel_document.schedule_write_events = _schedule_write_events_sent_when_free
-        panel_document.dispatch_tornado = _dispatch_tornado_in_one_segment
-        bokeh_patch_doc.patch_doc.create = _create_data_first
     # A fix, not a speed patch: on in stock mode too, wherever what it touches is there.
     holders = [importlib.import_module(name) for name in _PATCH_CURDOC_HOLDERS]
     absent = missing((bokeh_doc, "_PATCHED_CURDOCS"), *((module, "patch_curdoc") for module in holders))
@@ -654,16 +662,30 @@ def install() -> None:
     replace_app_route(r"/ws", panel_server.WSHandler, NoDelayWSHandler)
 
 
-#: What the speed patches of ``install`` touch; any missing turns them all off (``allowed``).
-_SPEED_NEEDS: tuple[tuple[object, str], ...] = (
-    (bokeh_property_bases.Property, "themed_default"), (bokeh_property_bases.Property, "_may_have_unstable_default"),
-    (bokeh_has_props.HasProps, "_overridden_defaults"), (bokeh_descriptors.PropertyDescriptor, "has_unstable_default"),
-    (bokeh_serialization.Serializer, "_encode_bytes"),
-    (bokeh_document_module, "Deserializer"), (bokeh_patch_doc, "Serializer"),
-    (_Syncable, "_server_event"), (_Syncable, "_event_coroutine"), (pn.state, "_unblocked"),
-    (pn.state, "_change_callbacks"), (panel_document, "schedule_write_events"), (panel_document, "_WRITE_MSGS"),
-    (panel_document, "dispatch_tornado"), (bokeh_patch_doc.patch_doc, "create"),
+def _set(owner: object, attr: str, value: object) -> Callable[[], None]:
+    return lambda: setattr(owner, attr, value)
+
+
+#: The speed patches of ``install``: switch name (``components.internals.PATCHES``), the names each touches
+#: (any missing turns that one off, ``allowed``), and how it applies.
+_SPEED_PATCHES: tuple[tuple[str, tuple[tuple[object, str], ...], Callable[[], None]], ...] = (
+    ("cached defaults", ((bokeh_property_bases.Property, "themed_default"),
+                         (bokeh_property_bases.Property, "_may_have_unstable_default"),
+                         (bokeh_has_props.HasProps, "_overridden_defaults"),
+                         (bokeh_descriptors.PropertyDescriptor, "has_unstable_default")), cache_bokeh_defaults),
+    ("cached references", ((bokeh_serialization.Serializer, "_encode_bytes"), (bokeh_document_module, "Deserializer"),
+                           (bokeh_patch_doc, "Serializer")), cache_document_references),
+    ("write when free", ((panel_document, "schedule_write_events"), (panel_document, "_WRITE_MSGS")),
+     _set(panel_document, "schedule_write_events", _schedule_write_events_sent_when_free)),
+    ("one segment", ((panel_document, "dispatch_tornado"),),
+     _set(panel_document, "dispatch_tornado", _dispatch_tornado_in_one_segment)),
+    ("data first", ((bokeh_patch_doc.patch_doc, "create"),),
+     _set(bokeh_patch_doc.patch_doc, "create", _create_data_first)),
 )
+#: What the fix ``_locked_server_event`` touches.
+_LOCKED_EVENT_NEEDS: tuple[tuple[object, str], ...] = (
+    (_Syncable, "_server_event"), (_Syncable, "_event_coroutine"), (pn.state, "_unblocked"),
+    (pn.state, "_change_callbacks"))
 
 
 def replace_app_route(pattern: str, stock: type, handler: type) -> None:

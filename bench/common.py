@@ -85,11 +85,13 @@ def cpu_seconds(pid: int) -> float:
 
 
 @contextlib.contextmanager
-def server(which: str, procs: int = 1) -> Iterator[tuple[int, int]]:
-    """``python -m bench.serve which PORT PROCS`` in a subprocess; yields (port, pid) once it answers."""
+def server(which: str, procs: int = 1, env: dict[str, str] | None = None) -> Iterator[tuple[int, int]]:
+    """``python -m bench.serve which PORT PROCS`` in a subprocess (``env`` added to this one's environment);
+    yields (port, pid) once it answers."""
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "bench.serve", which, str(port), str(procs)], cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                               env={**os.environ, **(env or {})})
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -7,6 +7,8 @@ when
 
 * ``PE_STOCK=1`` is set in the environment (every patch off: the app as plain Panel would run it;
   the CI runs a browser subset so, tests/browser/test_stock_browser.py), or
+* the patch is named in ``PE_OFF`` (comma separated: one patch off, as ``bench.ablation`` measures
+  what each one buys), or
 * one of those names is missing, as after an upgrade that moved it. Then one warning line names
   the patch and what is missing.
 
@@ -21,7 +23,12 @@ from __future__ import annotations
 import logging
 import os
 
-__all__ = ["allowed", "missing", "off", "stock"]
+__all__ = ["PATCHES", "allowed", "missing", "off", "stock", "turned_off"]
+
+#: Every speed patch's switch name, in the order of docs/performance.md's ledger.
+PATCHES: tuple[str, ...] = ("fast widgets", "no delay", "cached defaults", "cached references", "write when free",
+                            "one segment", "data first", "early page head", "style guard", "slider keys",
+                            "plain esm")
 
 _log = logging.getLogger("app.internals")
 #: Patches already reported, so that a check made per session logs once per process.
@@ -31,6 +38,11 @@ _reported: set[str] = set()
 def stock() -> bool:
     """Whether ``PE_STOCK=1``: every speed patch off."""
     return os.environ.get("PE_STOCK", "").strip() == "1"
+
+
+def turned_off() -> set[str]:
+    """The patches ``PE_OFF`` names (comma separated; a name that is no patch is ignored)."""
+    return {name.strip() for name in os.environ.get("PE_OFF", "").split(",")} & set(PATCHES)
 
 
 def _label(owner: object, attr: str) -> str:
@@ -49,15 +61,16 @@ def off() -> list[str]:
 
 
 def allowed(patch: str, *needs: tuple[object, str]) -> bool:
-    """Whether the speed patch ``patch`` may apply: not in stock mode, and every ``(owner, attr)`` present.
+    """Whether the speed patch ``patch`` may apply: not in stock mode, not in ``PE_OFF``, every ``(owner, attr)``
+    present.
 
     When not, one line is logged per patch and process: ``PE_STOCK=1`` at INFO, a missing name as a
     WARNING naming it (an upgrade moved it; see docs/performance.md's ledger to adapt the patch).
     """
-    if stock():
+    if stock() or patch in turned_off():
         if patch not in _reported:
             _reported.add(patch)
-            _log.info("PE_STOCK=1: %s off, stock Panel/Bokeh behaviour", patch)
+            _log.info("%s: %s off, stock Panel/Bokeh behaviour", "PE_STOCK=1" if stock() else "PE_OFF", patch)
         return False
     absent = missing(*needs)
     if absent:

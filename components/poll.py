@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import ClassVar
+from collections.abc import Callable
+from typing import ClassVar, TypeVar
 
 import panel as pn
 import param
@@ -38,6 +39,8 @@ from components.plainjs import PlainJSComponent
 from components.prose import Prose
 from components.room import RoomBox, room_box
 from components.widgets import mark_connected
+
+T = TypeVar("T")
 
 log = logging.getLogger("components.poll")
 
@@ -364,6 +367,8 @@ class PagePoll:
         self.role = ""  # "teacher", "follower" or "" (no room)
         self.room = ""
         self.shown: pollstore.Poll | None = None
+        self.unavailable = False  # the store did not answer the last call (components.pollstore: Redis down)
+        self.last: pollstore.Poll | None = None  # the room's poll as last read from the store
         self.controls: dict[int, PollControls] = {}
         self._scheduled = False
         self.prompt = Prose(section_prose("quiz", self.lang).parts[PROMPT.format(n=1)], values={}, margin=(0, 0),
@@ -422,10 +427,8 @@ class PagePoll:
         if self.store is None or not self.room:
             return
         for topic in self._topics():
-            if on:
-                self.store.subscribe(self.room, topic, self._nudge)
-            else:
-                self.store.unsubscribe(self.room, topic, self._nudge)
+            self._stored(self.store.subscribe if on else self.store.unsubscribe, self.room, topic, self._nudge,
+                         default=None)
 
     def _nudge(self, room: str) -> None:
         if room != self.room:
@@ -450,6 +453,29 @@ class PagePoll:
         self._listen(False)
         self.doc = None
 
+    def _stored(self, call: Callable[..., T], *args: object, default: T) -> T:
+        """``call(*args)`` on the store; while the store does not answer (Redis down or stalled), ``default``, one
+        log line, and a notice on the page instead of an error: the room's poll waits, the page goes on."""
+        try:
+            result = call(*args)
+        except Exception as error:
+            log.warning("the poll store of room %s did not answer: %s", self.room, type(error).__name__)
+            self.unavailable = True
+            self._say_unavailable()
+            return default
+        if self.unavailable:
+            self.unavailable = False
+            self._say_unavailable()
+        return result
+
+    def _say_unavailable(self) -> None:
+        message = text(self.lang, "poll_unavailable") if self.unavailable else ""
+        if self.role == "follower" and self.card.shown:
+            self.card.message = message
+        for controls in self.controls.values():
+            if controls.shown:
+                controls.status_text = message or controls.status_text
+
     # --- the teacher's side --------------------------------------------------------------------------
 
     def _secret(self) -> str:
@@ -466,25 +492,28 @@ class PagePoll:
             log.warning("refused to open a poll: this page does not drive a room")
             return False
         labels = question_labels(self.lang, n, d_model)
-        opened = self.store.open(self.room, secret, n, len(labels), question_right(n, d_model), d_model)
+        opened = self._stored(self.store.open, self.room, secret, n, len(labels), question_right(n, d_model), d_model,
+                              default=None)
         self.refresh()
         return opened is not None
 
     def _own(self, n: int) -> pollstore.Poll | None:
-        poll = self.store.current(self.room) if self.store is not None and self.room else None
+        if self.store is None or not self.room:
+            return None
+        poll = self._stored(self.store.current, self.room, default=None)
         return poll if poll is not None and poll.question == n and poll.live else None
 
     def reveal(self, n: int) -> bool:
         """Show question ``n``'s answer and explanation on every page of the room."""
         secret, poll = self._secret(), self._own(n)
-        done = bool(secret and poll and self.store.reveal(self.room, secret, poll.number))
+        done = bool(secret and poll and self._stored(self.store.reveal, self.room, secret, poll.number, default=False))
         self.refresh()
         return done
 
     def close(self, n: int) -> bool:
         """Close question ``n``'s poll: it leaves every page of the room."""
         secret, poll = self._secret(), self._own(n)
-        done = bool(secret and poll and self.store.close(self.room, secret, poll.number))
+        done = bool(secret and poll and self._stored(self.store.close, self.room, secret, poll.number, default=False))
         self.refresh()
         return done
 
@@ -499,7 +528,9 @@ class PagePoll:
         if not isinstance(choice, int) or not 0 <= choice < poll.options:
             self.card.message = text(self.lang, "poll_pick_first")
             return pollstore.INVALID
-        result = self.store.answer(self.room, poll.number, self.page, choice)
+        result = self._stored(self.store.answer, self.room, poll.number, self.page, choice, default="")
+        if not result:
+            return pollstore.NOT_OPEN  # the store did not answer: said on the card, the choice kept for a new try
         if result == pollstore.COUNTED:
             self.card.param.update(answered=True, mine=choice, message=text(self.lang, "poll_sent"))
         elif result == pollstore.REPEAT:
@@ -513,11 +544,17 @@ class PagePoll:
     # --- both ----------------------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Show the room's poll as the store has it now."""
-        poll = self.store.current(self.room) if self.store is not None and self.room else None
+        """Show the room's poll as the store has it now (as shown before while the store does not answer)."""
+        if self.store is None or not self.room:
+            poll = None
+        else:
+            poll = self._stored(self.store.current, self.room, default=self.last)
+            self.last = poll
         poll = poll if poll is not None and poll.live else None
         self._show_teacher(poll if self.role == "teacher" else None)
         self._show_follower(poll if self.role == "follower" else None)
+        if self.unavailable:
+            self._say_unavailable()
 
     def _show_teacher(self, poll: pollstore.Poll | None) -> None:
         for n, controls in self.controls.items():
@@ -525,7 +562,8 @@ class PagePoll:
                 controls.param.update(shown=self.role == "teacher", status="", labels=[], counts=[], right=-1,
                                       total_text="", status_text="")
                 continue
-            counts = self.store.counts(self.room, poll.number) or [0] * poll.options
+            counts = (self._stored(self.store.counts, self.room, poll.number, default=controls.counts)
+                      or [0] * poll.options)
             status_key = "poll_open_status" if poll.status == "open" else "poll_revealed_status"
             controls.param.update(shown=True, status=poll.status, labels=question_labels(self.lang, n, poll.d_model),
                                   counts=counts, right=poll.right if poll.status == "revealed" else -1,

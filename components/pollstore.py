@@ -257,7 +257,9 @@ class RedisPollStore:
     def __init__(self, url: str, loop: IOLoop | None = None) -> None:
         import redis  # only needed with PE_REDIS_URL
 
-        self.redis = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5, health_check_interval=30)
+        # A poll's calls are made from a page's own callbacks: a stalled Redis may hold that page (never another,
+        # never a slider) for at most a second before the page says the poll cannot be reached.
+        self.redis = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1, health_check_interval=30)
         self.redis.ping()
         self._open = self.redis.register_script(_OPEN_LUA)
         self._status = self.redis.register_script(_STATUS_LUA)

@@ -206,3 +206,42 @@ def test_a_follower_who_joins_an_open_poll_sees_it(local):
     late.attach(late_box)
     assert late.card.shown and late.card.labels == question_labels("en", 3, 64)
     assert late.prompt.values == {"d_model": "64"}
+
+
+class _Down:
+    """A store whose every call fails, as a Redis store does while Redis is down or stalled past its timeout."""
+
+    def __init__(self, store) -> None:
+        self.store, self.down = store, False
+
+    def __getattr__(self, name):
+        call = getattr(self.store, name)
+        if not callable(call):
+            return call
+
+        def maybe(*args, **kwargs):
+            if self.down:
+                raise ConnectionError("Redis does not answer")
+            return call(*args, **kwargs)
+        return maybe
+
+
+def test_a_store_that_stops_answering_is_said_on_both_sides_and_the_poll_comes_back(local):
+    teacher, a, _b, _box = pages()
+    controls = teacher.tools(CheckYourself(teacher.box.state), 1)
+    controls.asks += 1
+    assert a.card.shown
+    for page in (teacher, a):
+        page.store = _Down(page.store)
+        page.store.down = True
+    a.card.choice = 0
+    a.card.sends += 1  # no exception reaches the page: a notice, and the choice kept for another try
+    assert a.card.message == text("es", "poll_unavailable") and not a.card.answered and a.card.choice == 0
+    teacher.refresh()  # the teacher's page keeps the poll it last read, and says the store is out of reach
+    assert controls.status == "open" and controls.status_text == text("en", "poll_unavailable")
+    for page in (teacher, a):
+        page.store.down = False
+    a.card.sends += 1
+    assert a.card.message == text("es", "poll_sent") and a.card.answered
+    teacher.refresh()
+    assert controls.counts == [1, 0, 0, 0] and controls.status_text == text("en", "poll_open_status", n=1)

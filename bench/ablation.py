@@ -1,0 +1,154 @@
+"""What each speed patch buys: the app with one patch off against the app with all on, plain Bokeh alongside.
+
+    python -m bench.ablation [--quick] [--patches "data first,one segment"] [--sizes lesson,largest]
+
+For each patch of ``components.internals.PATCHES`` (and ``stock``: ``PE_STOCK=1``, every patch off), a
+server of the app runs with ``PE_OFF=<patch>`` beside a server with every patch on and the plain-Bokeh
+floor (``bench/floor_app.py``). In one Chromium, ``/explore`` and the lesson ``/`` (scrolled to the
+section «hands») of both app servers and the floor take turns at the k slider, round after round
+(``bench.floor.Page``), so that whatever else the machine does falls on all of them alike. Per press,
+key → the last source the key changes has its new data in the page (``last``, as in the floor part).
+
+The cost of removing a patch is ``p50(off) / p50(on) − 1`` of the same page in the same rounds. Results:
+docs/bench/ablation.json (committed: the ledger in docs/performance.md is rendered from it, between the
+markers ``ablation:begin`` and ``ablation:end``, by ``render``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import re
+from typing import Any
+
+from bench.common import ROOT, _browser, log, machine, server, stats
+from bench.floor import Page
+from components.internals import PATCHES
+
+RESULTS = ROOT / "docs" / "bench" / "ablation.json"
+DOC = ROOT / "docs" / "performance.md"
+#: The app's pages measured for each variant, and the floor's.
+APP_PAGES = ("explore", "lesson")
+#: A patch's removal is kept (the patch dropped) below this cost of p50 (issue #43).
+THRESHOLD = 0.10
+
+
+def _variant_env(variant: str) -> dict[str, str]:
+    return {"PE_STOCK": "1"} if variant == "stock" else {"PE_OFF": variant}
+
+
+def _measure(pages: dict[str, Page], rounds: int, per_turn: int) -> dict[str, Any]:
+    """Alternate the pages at the k slider; per page, stats of *last* (ms) and how many presses counted."""
+    for page in pages.values():
+        page.prepare("k", rounds * per_turn, 20.0)
+    samples: dict[str, list] = {key: [] for key in pages}
+    keys = list(pages)
+    for r in range(rounds):
+        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
+            for _ in range(per_turn):
+                samples[key].append(pages[key].press("k", 20.0))
+    return {key: {"last_ms": stats([s[1] for s in got if s[1] is not None]), "presses": len(got)}
+            for key, got in samples.items()}
+
+
+def run(variants: list[str], sizes: list[str], rounds: int, per_turn: int) -> dict[str, Any]:
+    results: dict[str, Any] = {"started": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                               "machine": machine(), "rounds": rounds, "per_turn": per_turn, "param": "k",
+                               "sizes": {}}
+    manager, browser = _browser()
+    try:
+        with server("floor") as (floor_port, _), server("app") as (on_port, _):
+            for size in sizes:
+                by_variant = results["sizes"].setdefault(size, {})
+                for variant in variants:
+                    log("ablation:", size, variant)
+                    with server("app", env=_variant_env(variant)) as (off_port, _):
+                        pages = {"floor": Page(browser, "floor", floor_port, size)}
+                        for kind in APP_PAGES:
+                            pages[f"{kind}:on"] = Page(browser, kind, on_port, size)
+                            pages[f"{kind}:off"] = Page(browser, kind, off_port, size)
+                        try:
+                            by_variant[variant] = _measure(pages, rounds, per_turn)
+                        finally:
+                            for page in pages.values():
+                                with contextlib.suppress(Exception):
+                                    page.page.close()
+                    for kind in APP_PAGES:
+                        on = by_variant[variant][f"{kind}:on"]["last_ms"]["p50"]
+                        off = by_variant[variant][f"{kind}:off"]["last_ms"]["p50"]
+                        log("ablation:", size, variant, kind, "p50 on/off", on, off)
+    finally:
+        browser.close()
+        manager.stop()
+    return results
+
+
+def cost(on: float | None, off: float | None) -> float | None:
+    """What removing the patch costs: ``off / on − 1`` (p50s; None when either is missing)."""
+    return None if not on or off is None else off / on - 1
+
+
+def render(results: dict[str, Any]) -> str:
+    """The ablation table: per patch, size and page, p50/p95 with and without it, the floor, and the cost."""
+    lines = [f"Measured {results['started']} (`python -m bench.ablation`; {results['rounds']} rounds of "
+             f"{results['per_turn']} k presses per page, pages alternating; key → last source changed, ms; "
+             "the floor is plain Bokeh at the same size). Cost = p50 without ÷ p50 with − 1.", "",
+             "| patch off | size | page | p50 with | p95 with | p50 without | p95 without | floor p50 | cost |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    for size, by_variant in results["sizes"].items():
+        for variant, pages in by_variant.items():
+            floor = pages["floor"]["last_ms"]["p50"]
+            for kind in APP_PAGES:
+                on, off = pages[f"{kind}:on"]["last_ms"], pages[f"{kind}:off"]["last_ms"]
+                c = cost(on["p50"], off["p50"])
+                lines.append(f"| {variant} | {size} | {kind} | {_ms(on['p50'])} | {_ms(on['p95'])} | "
+                             f"{_ms(off['p50'])} | {_ms(off['p95'])} | {_ms(floor)} | "
+                             f"{'–' if c is None else f'{c:+.0%}'} |")
+    return "\n".join(lines)
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
+
+
+def write_doc(results: dict[str, Any]) -> None:
+    text = DOC.read_text()
+    begin, end = "<!-- ablation:begin -->", "<!-- ablation:end -->"
+    block = f"{begin}\n{render(results)}\n{end}"
+    if begin in text:
+        text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _m: block, text, flags=re.S)
+    else:
+        text = text.replace("## What makes the app fast", f"{block}\n\n## What makes the app fast", 1)
+    DOC.write_text(text)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.ablation", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer presses")
+    parser.add_argument("--patches", default=",".join((*PATCHES, "stock")),
+                        help="comma-separated patch names (components.internals.PATCHES) or stock")
+    parser.add_argument("--sizes", default="lesson,largest")
+    parser.add_argument("--no-doc", action="store_true", help="do not rewrite the JSON and the table")
+    args = parser.parse_args(argv)
+    variants = [v.strip() for v in args.patches.split(",") if v.strip()]
+    unknown = set(variants) - {*PATCHES, "stock"}
+    if unknown:
+        parser.error(f"unknown patches: {', '.join(sorted(unknown))}")
+    results = run(variants, [s.strip() for s in args.sizes.split(",")], rounds=3 if args.quick else 4,
+                  per_turn=2 if args.quick else 3)
+    if not args.no_doc:
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        if RESULTS.exists():  # a run of some patches keeps the others' rows
+            previous = json.loads(RESULTS.read_text())
+            for size, by_variant in previous.get("sizes", {}).items():
+                for variant, pages in by_variant.items():
+                    results["sizes"].setdefault(size, {}).setdefault(variant, pages)
+        RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+        write_doc(results)
+    print(render(results))
+
+
+if __name__ == "__main__":
+    main()
