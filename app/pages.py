@@ -136,7 +136,7 @@ def header(state: ExplorerState, link: tuple[str, str] | None = None, kind: str 
     lang = state.lang
     title = html_pane(f'<h1 class="pe-title">{html.escape(text(lang, "page_title"))}</h1>'
                       f'<p class="pe-subtitle">{html.escape(text(lang, "page_subtitle"))}</p>',
-                      sizing_mode="stretch_width", styles={"flex": "1 1 420px"})
+                      sizing_mode="stretch_width", styles={"flex": "1 1 420px", "min-width": "0"})
     parts: list = [title]
     if link is not None:
         parts.append(StateLinks([[text(lang, link[0]), link[1], ""]], name="page_link", width=300, height=40,
@@ -144,7 +144,8 @@ def header(state: ExplorerState, link: tuple[str, str] | None = None, kind: str 
     parts += page_tools(state, kind, controls)
     parts.append(language_link(state, top=18))
     # On a narrow page the link and the buttons wrap under the title instead of lying over it.
-    return pn.Row(*parts, sizing_mode="stretch_width", css_classes=["pe-header"], styles=WRAP)
+    # (min-width 0: Bokeh gives the row its children's widths side by side as its least width, wider than a phone.)
+    return pn.Row(*parts, sizing_mode="stretch_width", css_classes=["pe-header"], styles={**WRAP, "min-width": "0"})
 
 
 def heading(state: ExplorerState, name: str) -> pn.viewable.Viewable:
@@ -386,8 +387,9 @@ def table_of_contents(state: ExplorerState) -> pn.viewable.Viewable:
     for key, slugs, start in groups:
         links = StateLinks([[section_prose(slug, lang).title, "", slug] for slug in slugs], kind="toc", start=start,
                            label=text(lang, key), name=key, sizing_mode="stretch_width")
+        # At most the screen's width: a fixed 540 px column laid a phone's page out 540 px wide (sideways scroll).
         parts.append(pn.Column(html_pane(f'<h2 class="pe-section">{html.escape(text(lang, key))}</h2>'), links,
-                               width=540))
+                               width=540, styles={"max-width": "100%", "min-width": "0"}))
     return pn.FlexBox(*parts, sizing_mode="stretch_width", flex_wrap="wrap", gap="0 2em")
 
 

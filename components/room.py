@@ -3,9 +3,10 @@
 One small box in the top bar of every page but an embed (``app.extras.TOP_TOOLS``; in presentation
 mode the slim bar): a "Start a room" button while idle, growing in place while a room runs. Its
 Bokeh models, for tests: ``room_start`` (start a room), ``room_link`` (its
-``text`` is the join link, ``…?follow=ROOM``), ``room_detach`` and
-``room_follow`` (a follower's two buttons), ``room_end`` and the container
-``room_box`` (its ``message`` says what the page is doing).
+``text`` is the join link, ``…?follow=ROOM``; its large QR screen shows ``code`` too, big, and where to type
+it), ``room_detach`` and ``room_follow`` (a follower's two buttons), ``room_end``, on ``/`` ``room_join`` (a
+box for a room's code and a Join button) and the container ``room_box`` (its ``message`` says what the page
+is doing).
 
 Who drives: the session that started the room, or a later page of the same
 browser tab that proves it holds the room's secret (the secret goes to the
@@ -23,6 +24,7 @@ import logging
 import re
 import time
 from typing import ClassVar
+from urllib.parse import urlencode
 
 import panel as pn
 import param
@@ -31,7 +33,7 @@ from panel.io.state import set_curdoc
 from tornado.ioloop import IOLoop
 
 from app.model.routes import page_paths
-from app.model.state import URL_PARAMETERS, ExplorerState, parse_query
+from app.model.state import URL_PARAMETERS, ExplorerState, parse_query, room_code
 from app.model.strings import text
 from components import roombus as rooms
 from components.address import script_embedded
@@ -49,6 +51,10 @@ FOLLOWER_KEEPS = ("present", "slide", "theme", "controls")
 SECTION_ID = re.compile(r"[a-z0-9_-]{1,40}")
 #: Sizes first: the bounds of pair, pos and k depend on them.
 SIZES = ("d_model", "T", "base")
+
+#: The modes in which ``/`` offers the box for a room's code: not while the page drives or follows a room, nor when
+#: rooms are off (the box then says why).
+JOIN_SHOWN = ("idle", "ended", "closed", "missing")
 
 #: Session ids (hashed) built by this process: the deployment test checks that none is built twice.
 SESSIONS_BUILT: list[str] = []
@@ -111,6 +117,10 @@ class RoomLink(PlainJSComponent):
     qr_hide = param.String(default="")
     qr_alt = param.String(default="")
     large = param.Boolean(default=False, doc="Whether the QR code is shown large (presentation).")
+    code = param.String(default="", doc="The room's id, shown large beside the QR code, to be typed on /.")
+    code_label = param.String(default="")
+    where = param.List(default=[], item_type=str, doc=(
+        "Where to type the code, as [text before, the address, text after]: the address is set apart."))
 
     _esm = """
     export function render({ model }) {
@@ -128,10 +138,24 @@ class RoomLink(PlainJSComponent):
       dialog.setAttribute("role", "dialog");
       dialog.setAttribute("aria-modal", "true");
       const image = document.createElement("img");
+      // Beside the QR code (below it on a tall screen): the code, big enough for the back of a lecture hall, and
+      // where to type it, for a student without a camera.
+      const info = document.createElement("div");
+      info.className = "pe-room-qr-info";
+      const codeLabel = document.createElement("p");
+      codeLabel.className = "pe-room-code-label";
+      const code = document.createElement("p");
+      code.className = "pe-room-code";
+      const where = document.createElement("p");
+      const [before, address, after] = [document.createElement("span"), document.createElement("strong"),
+                                        document.createElement("span")];
+      where.append(before, address, after);
       const caption = document.createElement("p");
+      caption.className = "pe-room-qr-link";
       const close = document.createElement("button");
       close.type = "button";
-      dialog.append(image, caption, close);
+      info.append(codeLabel, code, where, caption, close);
+      dialog.append(image, info);
       wrap.append(link, open, dialog);
       const show = () => {
         wrap.hidden = !model.text;
@@ -144,13 +168,19 @@ class RoomLink(PlainJSComponent):
         image.alt = model.qr_alt;
         dialog.setAttribute("aria-label", model.qr_alt);
         caption.textContent = model.text;
+        codeLabel.textContent = model.code_label;
+        code.textContent = model.code;
+        codeLabel.hidden = code.hidden = !model.code;
+        [before.textContent, address.textContent, after.textContent] = [0, 1, 2].map((i) => model.where[i] || "");
+        where.hidden = model.where.length !== 3;
         dialog.hidden = !(model.large && model.text);
         if (!dialog.hidden && model.qr && image.getAttribute("src") !== model.qr) image.src = model.qr;
       };
       open.addEventListener("click", () => { model.large = true; close.focus({ preventScroll: true }); });
       close.addEventListener("click", () => { model.large = false; open.focus({ preventScroll: true }); });
       dialog.addEventListener("keydown", (event) => { if (event.key === "Escape") model.large = false; });
-      model.on(["text", "qr", "large", "link_label", "qr_show", "qr_hide", "qr_alt"], show);
+      model.on(["text", "qr", "large", "link_label", "qr_show", "qr_hide", "qr_alt", "code", "code_label", "where"],
+               show);
       show();
       return wrap;
     }
@@ -164,10 +194,104 @@ class RoomLink(PlainJSComponent):
     .pe-room-link a { color: var(--pe-t-accent, #007A5A); max-width: 15rem; overflow: hidden; text-overflow: ellipsis;
                       white-space: nowrap; display: inline-block; }
     .pe-room-qr { position: fixed; inset: 0; z-index: 1000; background: var(--pe-t-surface, #ffffff);
-                  color: var(--pe-t-ink, #222222); display: flex; flex-direction: column; align-items: center;
-                  justify-content: center; gap: 1rem; }
-    .pe-room-qr img { width: min(80vh, 90vw); height: min(80vh, 90vw); image-rendering: pixelated; }
-    .pe-room-qr p { font-size: 1.6rem; margin: 0; word-break: break-all; text-align: center; }
+                  color: var(--pe-t-ink, #222222); display: flex; flex-wrap: wrap; align-items: center;
+                  align-content: center; justify-content: center; gap: 1rem 3rem; padding: 1rem;
+                  box-sizing: border-box; overflow: auto; }
+    .pe-room-qr img { width: min(78vh, 55vw); height: min(78vh, 55vw); image-rendering: pixelated; }
+    /* A screen taller than wide (a phone, a portrait monitor): the code goes under the QR code. */
+    @media (max-aspect-ratio: 1/1) {
+      .pe-room-qr img { width: min(55vh, 90vw); height: min(55vh, 90vw); }
+    }
+    .pe-room-qr-info { flex: 1 1 18rem; max-width: 40rem; min-width: 0; display: flex; flex-direction: column;
+                       align-items: center; gap: 1rem; text-align: center; }
+    .pe-room-qr p { font-size: 1.6rem; margin: 0; text-align: center; overflow-wrap: anywhere; }
+    .pe-room-qr .pe-room-qr-link { word-break: break-all; }
+    .pe-room-qr .pe-room-code-label { font-size: 1.6rem; font-weight: 600; }
+    /* Read from the back of a lecture hall: large, bold, monospaced and spaced, so no two characters touch. */
+    .pe-room-qr .pe-room-code { font-family: "DejaVu Sans Mono", Menlo, Consolas, ui-monospace, monospace;
+                                font-size: clamp(3rem, 7vw, 8rem); font-weight: 700; line-height: 1.1;
+                                letter-spacing: 0.25em; margin-right: -0.25em; overflow-wrap: normal; }
+    """]
+
+
+class RoomJoin(PlainJSComponent):
+    """On ``/``: a labelled box for a room's code and a Join button (Enter sends it too).
+
+    The browser sends what was typed (``typed``, then ``asks`` + 1); the server reads it (``RoomBox.join_by_code``)
+    and answers with ``message`` (shown as text, never as HTML) or ``go``, the address of the room's page, which the
+    browser then opens.
+    """
+
+    label = param.String(default="")
+    button = param.String(default="")
+    typed = param.String(default="", doc="What the reader typed (the server normalises and checks it).")
+    asks = param.Integer(default=0, bounds=(0, None), doc="How many times the reader has sent a code.")
+    message = param.String(default="")
+    invalid = param.Boolean(default=False, doc="Whether the last code sent was refused (aria-invalid).")
+    go = param.String(default="", doc="The room's page, ``/path?follow=ROOM&lang=…``: the browser opens it.")
+    shown = param.Boolean(default=True)
+
+    _esm = """
+    export function render({ model }) {
+      const form = document.createElement("form");
+      form.className = "pe-room-join";
+      form.noValidate = true;
+      const label = document.createElement("label");
+      const input = document.createElement("input");
+      input.id = "pe-room-join-code";
+      label.htmlFor = input.id;
+      input.type = "text";
+      input.maxLength = 24;
+      input.size = 8;
+      input.autocomplete = "off";
+      input.spellcheck = false;
+      input.setAttribute("autocapitalize", "none");
+      input.setAttribute("autocorrect", "off");
+      input.setAttribute("enterkeyhint", "go");
+      const button = document.createElement("button");
+      button.type = "submit";
+      const message = document.createElement("p");
+      message.id = "pe-room-join-message";
+      message.setAttribute("role", "status");
+      input.setAttribute("aria-describedby", message.id);
+      form.append(label, input, button, message);
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        model.typed = input.value.slice(0, 64);
+        model.asks = model.asks + 1;
+      });
+      const show = () => {
+        form.hidden = !model.shown;
+        label.textContent = model.label;
+        button.textContent = model.button;
+        message.textContent = model.message;
+        input.setAttribute("aria-invalid", model.invalid ? "true" : "false");
+      };
+      const go = () => {
+        if (!model.go) return;
+        const url = new URL(model.go, window.location.origin);
+        if (url.origin === window.location.origin) window.location.assign(url.href);
+      };
+      model.on(["label", "button", "message", "invalid", "shown"], show);
+      model.on("go", go);
+      show();
+      return form;
+    }
+    """
+
+    _stylesheets: ClassVar[list[str]] = [_BUTTON_CSS + """
+    .pe-room-join { display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.4rem; margin: 0 0.3rem; }
+    .pe-room-join label { font-size: 1rem; }
+    /* 16 px at least: a phone does not zoom into the box; monospaced and spaced like the code on the QR screen. */
+    .pe-room-join input { font: inherit; font-size: max(1rem, 16px); width: 7.5em; min-height: 40px;
+                          box-sizing: border-box; padding: 0.2em 0.5em; border-radius: 6px;
+                          border: 2px solid var(--pe-t-muted, #555555); background: var(--pe-t-surface, #ffffff);
+                          color: var(--pe-t-ink, #222222); letter-spacing: 0.12em;
+                          font-family: "DejaVu Sans Mono", Menlo, Consolas, ui-monospace, monospace; }
+    .pe-room-join input:focus-visible { outline: 3px solid var(--pe-t-focus, #0072B2); outline-offset: 2px; }
+    .pe-room-join button { margin: 0; }
+    .pe-room-join p { flex: 1 1 100%; margin: 0; font-size: 1rem; }
+    .pe-room-join p:empty { display: none; }
     """]
 
 
@@ -366,13 +490,20 @@ class RoomBox(pn.viewable.Viewer):
         self.end = RoomButton(label=text(lang, "room_end"), name="room_end", shown=False, margin=0)
         self.detach = RoomButton(label=text(lang, "room_detach"), name="room_detach", shown=False, margin=0)
         self.follow = RoomButton(label=text(lang, "room_follow"), name="room_follow", shown=False, margin=0)
-        self.panel = RoomPanel(objects=[self.start, self.link, self.end, self.detach, self.follow],
+        # On the lesson's page (``/``, not while presenting it): a box where a student types a room's code.
+        self.join = (RoomJoin(label=text(lang, "room_code"), button=text(lang, "room_join"), shown=False,
+                              name="room_join", margin=0)
+                     if kind == "lesson" and not state.present else None)
+        parts = [self.start, self.link, self.end, self.detach, self.follow]
+        self.panel = RoomPanel(objects=[*parts, self.join] if self.join is not None else parts,
                                region=text(lang, "room_region"), name="room_box",
                                margin=(5, 5))  # its buttons keep 0.3rem each side: level with the bar's other items
         self.start.param.watch(lambda _e: self.start_room(), "clicks")
         self.end.param.watch(lambda _e: self.end_room(), "clicks")
         self.detach.param.watch(lambda _e: self.detach_from_room(), "clicks")
         self.follow.param.watch(lambda _e: self.follow_again(), "clicks")
+        if self.join is not None:
+            self.join.param.watch(lambda _e: self.join_by_code(self.join.typed), "asks")
         self.panel.param.watch(self._on_claim, "claim")
         self.panel.param.watch(self._on_location, "location")
         state.param.watch(self._on_state, [name for name in URL_PARAMETERS if name not in NOT_SENT])
@@ -491,6 +622,8 @@ class RoomBox(pn.viewable.Viewer):
         self.end.shown = mode == "teacher"
         self.detach.shown = mode == "following"
         self.follow.shown = mode == "detached"
+        if self.join is not None:
+            self.join.shown = mode in JOIN_SHOWN
         self.panel.param.update(mode=mode, message=message, room=self.room)
 
     def start_room(self) -> None:
@@ -522,7 +655,9 @@ class RoomBox(pn.viewable.Viewer):
         link = f"{origin}{path}?follow={self.room}"
         self.link.param.update(text=link, qr=f"/room_qr.svg?room={self.room}&path={path}",
                                link_label=text(self.lang, "room_link_label", room=self.room),
-                               qr_alt=text(self.lang, "room_qr_alt", room=self.room))
+                               qr_alt=text(self.lang, "room_qr_alt", room=self.room),
+                               code=self.room, code_label=text(self.lang, "room_code"),
+                               where=typing_place(self.lang, origin))
         self._set_mode("teacher", text(self.lang, "room_teacher", room=self.room))
 
     def end_room(self) -> None:
@@ -533,6 +668,27 @@ class RoomBox(pn.viewable.Viewer):
         self.link.param.update(text="", large=False)
         self.room = ""
         self._set_mode("ended", "")
+
+    def join_by_code(self, typed: str) -> None:
+        """A code typed on ``/``: open its room's page if the room is running; otherwise say why not, here."""
+        if self.join is None or self.bus is None or self.mode not in JOIN_SHOWN:
+            return
+        code = room_code(typed)
+        self.join.go = ""  # the same room twice (the reader came back) is opened twice
+        if not code:
+            self.join.param.update(message=text(self.lang, "room_join_invalid"), invalid=True)
+            return
+        self._call(self.bus.lookup, code, then=lambda found: self._code_looked_up(code, found),
+                   failed=lambda: self.join.param.update(message=text(self.lang, "room_down_start"), invalid=False))
+
+    def _code_looked_up(self, code: str, found: tuple[str, str | None]) -> None:
+        status, latest = found
+        if status != "open":
+            key = "room_join_closed" if status == "closed" else "room_join_missing"
+            self.join.param.update(message=text(self.lang, key, room=code), invalid=True)
+            return
+        self.join.param.update(message=text(self.lang, "room_joining", room=code), invalid=False,
+                               go=room_page(code, self.lang, rooms.decode_state(latest) if latest else None))
 
     def _lose_room(self, key: str) -> None:
         room = self.room
@@ -721,6 +877,24 @@ class RoomBox(pn.viewable.Viewer):
             section = published["section"] if SECTION_ID.fullmatch(published["section"]) else ""
             self.panel.target = f"{path}#{section}" if path else ""
         self.applied_seq = published["seq"]
+
+
+def room_page(room: str, lang: str, published: dict | None) -> str:
+    """The address a student who typed ``room``'s code opens: the teacher's page and section when the room has
+    said where it is (one page load on a phone, not two), else ``/``; following, in the student's language."""
+    path, section = "/", ""
+    if published is not None and not published.get("closed"):
+        path = published["path"] if published["path"] in page_paths() else "/"
+        section = published["section"] if SECTION_ID.fullmatch(published["section"]) else ""
+    return f"{path}?{urlencode({'follow': room, 'lang': lang})}" + (f"#{section}" if section else "")
+
+
+def typing_place(lang: str, origin: str) -> list[str]:
+    """Where a student without a camera types the code, as [text before, the address, text after]: the lesson's
+    page, which holds the box for it, without the scheme (a browser adds it), so the shortest thing to type."""
+    address = origin.split("://", 1)[-1]
+    before, _, after = text(lang, "room_code_where", address="\0").partition("\0")
+    return [before, address, after]
 
 
 def room_box(state: ExplorerState, kind: str) -> RoomBox | None:

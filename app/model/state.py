@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -464,6 +465,23 @@ def clean_controls(given: str) -> tuple[str, bool]:
 def valid_room_id(text: object) -> bool:
     """Whether ``text`` is written like a room id (``ROOM_ID_LENGTH`` characters of ``ROOM_ALPHABET``)."""
     return isinstance(text, str) and len(text) == ROOM_ID_LENGTH and all(ch in ROOM_ALPHABET for ch in text)
+
+
+#: What a reader may put between a room code's characters when typing it off a screen: spaces and dashes.
+_CODE_SEPARATORS = re.compile(r"[\s\-\u2010-\u2015\u2212]+")
+
+
+def room_code(typed: object) -> str:
+    """The room id a reader typed, or "" when it is not written like one.
+
+    Case, spaces and dashes do not count ("AB3 K9X" is ``ab3k9x``); a phone's full-width letters are read as
+    letters (NFKC). No look-alike is mended: the alphabet has none of 0, o, 1, i, l, so each would be a guess
+    between two characters that are both missing, and a guessed room may be someone else's.
+    """
+    if not isinstance(typed, str):
+        return ""
+    code = _CODE_SEPARATORS.sub("", unicodedata.normalize("NFKC", typed[:64])).lower()
+    return code if valid_room_id(code) else ""
 
 
 def _to_float(text: str) -> float | None:

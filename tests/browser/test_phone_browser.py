@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import model_property, wait_until
+from tests.helpers import figure_count, model_property, plots_drawn, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -23,5 +23,19 @@ def test_a_phone_reads_the_page_at_its_own_width(browser, app_url, route):
         assert page.evaluate("window.innerWidth") == 390  # laid out at the phone's width
         wait_until(lambda: page.evaluate("document.documentElement.scrollWidth") <= 390, timeout=20,
                    message=f"{route} scrolls sideways on a 390 px phone")
+    finally:
+        context.close()
+
+
+def test_the_lesson_on_a_phone_is_no_wider_than_the_screen_once_drawn(browser, app_url):
+    """``/``, where a student types a room's code, measured once its figures are drawn (its contents' two columns
+    and its header used to lay it out 540 px wide, scrolling sideways)."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/?lang=es")
+        wait_until(lambda: plots_drawn(page, figure_count("/")), timeout=60, message="the figures were not drawn")
+        assert page.evaluate("window.innerWidth") == 390
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
     finally:
         context.close()

@@ -240,3 +240,90 @@ def test_the_teachers_sentence_reaches_live_followers_and_closing_is_said(browse
     finally:
         teacher.context.close()
         student.context.close()
+
+
+#: The element that has the focus, through shadow roots: [tag, text].
+_FOCUSED = """() => { let el = document.activeElement; while (el && el.shadowRoot && el.shadowRoot.activeElement)
+  el = el.shadowRoot.activeElement; return el ? [el.tagName, el.textContent] : null; }"""
+
+
+def test_join_by_the_code_on_the_qr_screen_from_a_phone(browser, app_url):
+    """The teacher's QR screen shows the room's code large; a student on a phone types it on / (any case, with a
+    space) and presses Enter: the page opens the room and follows the teacher's section. A bad code first is said
+    under the box, as text, and the page stays where it is."""
+    teacher = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US").new_page()
+    student = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+                                  locale="es-ES").new_page()
+    errors: list[str] = []
+    for page in (teacher, student):
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    try:
+        teacher.goto(f"{app_url}/?lang=en")
+        wait_until(lambda: plots_drawn(teacher, 1), timeout=40, message="the teacher's page was not drawn")
+        teacher.get_by_role("button", name=text("en", "room_start")).click()
+        link = wait_until(lambda: model_property(teacher, "room_link", "text"), message="no join link")
+        teacher.get_by_role("button", name=text("en", "room_qr_show")).click()
+        dialog = teacher.get_by_role("dialog")
+        expect(dialog).to_be_visible()
+        code = dialog.locator(".pe-room-code")
+        expect(code).to_be_visible()
+        room = code.inner_text().strip()
+        assert link.endswith(f"?follow={room}")
+        assert float(code.evaluate("(el) => parseFloat(getComputedStyle(el).fontSize)")) >= 48  # 3rem at least
+        expect(dialog.get_by_text(text("en", "room_code"), exact=True)).to_be_visible()
+        host = app_url.split("://", 1)[1].rstrip("/")
+        expect(dialog.locator("strong", has_text=host)).to_be_visible()  # where to type it, without a camera
+        expect(dialog.get_by_text(link, exact=True)).to_be_visible()  # the link's caption, still there
+        info, image = dialog.locator(".pe-room-qr-info").bounding_box(), dialog.get_by_role("img").bounding_box()
+        assert info["x"] >= image["x"] + image["width"] and info["y"] >= 0 and info["y"] + info["height"] <= 800
+
+        student.goto(f"{app_url}/?lang=es")
+        box = student.get_by_label(text("es", "room_code"))
+        expect(box).to_be_visible()
+        form = student.locator("form.pe-room-join").bounding_box()
+        assert form["x"] >= 0 and form["x"] + form["width"] <= 390, form  # nothing of it off a phone's screen
+        box.focus()
+        assert box.evaluate("(el) => getComputedStyle(el).outlineStyle") == "solid", "no visible focus ring"
+        student.keyboard.press("Tab")
+        assert student.evaluate(_FOCUSED) == ["BUTTON", text("es", "room_join")]  # Join, by keyboard
+        page_before = student.evaluate("location.href")
+
+        box.fill("<b>x")
+        box.press("Enter")
+        said = student.get_by_role("status").filter(has_text=text("es", "room_join_invalid"))
+        expect(said).to_be_visible()
+        expect(box).to_have_attribute("aria-invalid", "true")
+        assert said.evaluate("(el) => el.children.length") == 0  # text, not HTML
+        assert student.locator("form.pe-room-join b").count() == 0
+        box.fill("zzzzzz")
+        box.press("Enter")
+        expect(student.get_by_role("status")
+               .filter(has_text=text("es", "room_join_missing", room="zzzzzz"))).to_be_visible()
+        assert student.evaluate("location.href") == page_before
+        assert model_property(student, "room_box", "mode") == "idle"
+
+        box.fill(f"{room[:3].upper()} {room[3:].upper()}")
+        box.press("Enter")
+        student.wait_for_url(f"{app_url}/?follow={room}*", timeout=60_000)
+        wait_until(lambda: model_property(student, "room_box", "mode") == "following", timeout=40,
+                   message="the student's page does not follow the room")
+        # The student's own language (the address bar marks the page's once it has drawn).
+        wait_until(lambda: student.evaluate("() => document.documentElement.lang") == "es", timeout=20,
+                   message="the student's page is not in Spanish")
+        expect(student.get_by_label(text("es", "room_code"))).to_be_hidden()  # in a room: no box to type in
+
+        teacher.get_by_role("button", name=text("en", "room_qr_hide")).click()
+        contents = teacher.get_by_role("navigation", name=text("en", "lesson_contents"))
+        contents.get_by_role("link", name=section_prose("hands", "en").title, exact=True).click()
+        wait_until(lambda: heading_at_top(teacher, "hands"), timeout=20, message="the teacher's page did not scroll")
+
+        def same_section() -> bool:
+            reading = teacher.evaluate(_READING)
+            return reading not in ("", "order") and heading_at_top(student, reading)
+
+        wait_until(same_section, timeout=40, message="the student's page did not show the teacher's section")
+    finally:
+        teacher.context.close()
+        student.context.close()
+    assert errors == []

@@ -418,3 +418,41 @@ def test_the_internals_the_backlog_check_reads_are_there():
     assert "self.write_lock" in inspect.getsource(WSHandler.__init__)
     assert "self._write_buffer" in inspect.getsource(tornado.iostream.BaseIOStream.__init__)
     assert "self._socket" in inspect.getsource(__import__("bokeh.server.connection", fromlist=["x"]).ServerConnection)
+
+
+async def _join_by_code_across_processes(server) -> None:
+    here, there = rooms.RedisBus(server.url), rooms.RedisBus(server.url)
+    teacher = RoomBox(ExplorerState(lang="en"), "lesson", room_bus=here)
+    teacher.start_room()
+    await until(lambda: teacher.mode == "teacher", message="no room")
+    teacher.panel.location = "/#shift"
+    for _ in range(200):  # published through Redis (at most PUBLISH_INTERVAL_S after the last publication)
+        latest = await here.latest(teacher.room)
+        if latest and json.loads(latest)["section"] == "shift":
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the teacher's section was not published")
+    student = RoomBox(ExplorerState(lang="es"), "lesson", room_bus=there)  # another process: the lookup is Redis's
+    student.join.param.update(typed=teacher.room.upper())
+    student.join.asks += 1
+    await until(lambda: student.join.go, message="the code did not open the room")
+    assert student.join.go == f"/?follow={teacher.room}&lang=es#shift"
+    student.join.param.update(typed="zzzzzz")
+    student.join.asks += 1
+    await until(lambda: student.join.message == text("es", "room_join_missing", room="zzzzzz"))
+    assert student.join.go == ""
+    server.stop()
+    await until(lambda: there.up is False, message="Redis's end was not noticed")
+    student.join.param.update(typed=teacher.room)
+    student.join.asks += 1
+    await until(lambda: student.join.message == text("es", "room_down_start"), timeout=rooms.CALL_TIMEOUT_S + 5,
+                message="Redis away was not said")
+    assert student.join.go == ""
+    await here.aclose()
+    await there.aclose()
+
+
+def test_a_code_typed_in_another_process_opens_the_room_through_redis():
+    with redis_process() as server:
+        run_coroutine(_join_by_code_across_processes(server), timeout=120)
