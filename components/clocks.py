@@ -38,6 +38,7 @@ from bokeh.core.property.vectorization import value
 from bokeh.models import (
     CDSView,
     ColumnDataSource,
+    CustomJS,
     DataRange1d,
     IndexFilter,
     Label,
@@ -52,7 +53,7 @@ from app.model import core
 from app.model.state import ExplorerState
 from app.model.strings import minus_sign, significant, text
 from components.describe import Description
-from components.legend import detach_legends
+from components.legend import detach_legends, stacked_when_narrow
 from components.sources import send_changes
 from components.theme import COLORS, MOVING, WRAP, html_pane, named_once, style_figure
 from components.widgets import LiveHTML
@@ -391,12 +392,25 @@ class PairClocks(pn.viewable.Viewer):
         # 12 o'clock, where every hand starts at pos = 0.
         f.scatter(x="x", y=1.0, marker="dash", angle=0.5 * np.pi, size=12, line_width=2, source=self.faces,
                   line_color=FACE_COLOR, level=MOVING, name="clock_noon")
-        f.text(x="x", y=1.12, text="pair_label", source=self.faces, text_align="center", text_baseline="bottom",
-               text_font_size=LABEL_SIZE, text_color="label_color", text_font_style="bold",
-               level=MOVING, name="clock_pair_text")
-        f.text(x="x", y=-1.12, text="wavelength_label", source=self.faces, text_align="center",
-               text_baseline="top", text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
-               level=MOVING, name="clock_lambda_text")
+        pair_text = f.text(x="x", y=1.12, text="pair_label", source=self.faces, text_align="center",
+                           text_baseline="bottom", text_font_size=LABEL_SIZE, text_color="label_color",
+                           text_font_style="bold", level=MOVING, name="clock_pair_text")
+        lambda_text = f.text(x="x", y=-1.12, text="wavelength_label", source=self.faces, text_align="center",
+                             text_baseline="top", text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
+                             level=MOVING, name="clock_lambda_text")
+        # On a phone the clocks are ~40 px apart: their labels in smaller type, so that "111.7" and "198.7"
+        # do not run into each other (decided in the browser, which knows the width; restored when wider).
+        f.js_on_change("inner_width", CustomJS(
+            args={"glyphs": [pair_text.glyph, lambda_text.glyph]}, name="clock_row_label_size", code="""
+const narrow = cb_obj.inner_width > 0 && cb_obj.inner_width < 560;
+for (const glyph of glyphs) {
+  // Only on crossing the width, so that another restyle (presentation mode's) is never undone.
+  if (narrow === Boolean(glyph.__pe_narrow)) continue;
+  if (narrow) glyph.__pe_wide = glyph.text_font_size;
+  glyph.__pe_narrow = narrow;
+  glyph.text_font_size = narrow ? {value: "8.5pt"} : glyph.__pe_wide;
+}
+"""))
         arc = f.wedge(x="x", y=0, radius=ARC_RADIUS, start_angle="arc_start", end_angle="arc_end",
                       source=self.hands, fill_color=COLORS["target"], fill_alpha=0.25, line_color=None,
                       level=MOVING, name="clock_arcs")
@@ -412,9 +426,11 @@ class PairClocks(pn.viewable.Viewer):
             "target": LegendItem(renderers=[target], label=value(text(lang, "clock_legend_target"))),
             "arc": LegendItem(renderers=[arc], label=value(text(lang, "clock_arc_legend"))),
         }
-        f.add_layout(Legend(items=list(legend_items.values()), orientation="horizontal",
+        row_legend = Legend(items=list(legend_items.values()), orientation="horizontal",
                             label_text_font_size=LABEL_SIZE, border_line_alpha=0, name="clock_row_legend",
-                            margin=0, padding=4, location="center"), "above")
+                            margin=0, padding=4, location="center")
+        f.add_layout(row_legend, "above")
+        stacked_when_narrow(f, row_legend)
         detach_legends(f)
 
         # -- the strip of all pairs ----------------------------------------------
@@ -440,10 +456,12 @@ class PairClocks(pn.viewable.Viewer):
         g.text(x="x", y="y", text="text", source=self.strip_labels, text_align="right", text_baseline="middle",
                text_font_size="11pt", text_color=COLORS["ink"], level=MOVING, name="clock_strip_line_labels")
         # Legends name the colours; the values (pos = 5) are on the large clock and the sliders.
-        g.add_layout(Legend(items=[LegendItem(renderers=[strip_hand], label=value(text(lang, "clock_legend_pos"))),
-                                   LegendItem(renderers=[span], label=value(text(lang, "clocks_strip_span")))],
-                            orientation="horizontal", label_text_font_size=LABEL_SIZE, border_line_alpha=0,
-                            margin=0, padding=4, location="center", name="clock_strip_legend"), "above")
+        strip_legend = Legend(items=[LegendItem(renderers=[strip_hand], label=value(text(lang, "clock_legend_pos"))),
+                                     LegendItem(renderers=[span], label=value(text(lang, "clocks_strip_span")))],
+                              orientation="horizontal", label_text_font_size=LABEL_SIZE, border_line_alpha=0,
+                              margin=0, padding=4, location="center", name="clock_strip_legend")
+        g.add_layout(strip_legend, "above")
+        stacked_when_narrow(g, strip_legend)
         detach_legends(g)
 
         # -- the selected pair, large ----------------------------------------------
@@ -490,9 +508,13 @@ class PairClocks(pn.viewable.Viewer):
         p.xaxis.ticker = p.yaxis.ticker = [-1.0, -0.5, 0.0, 0.5, 1.0]
         style_figure(p)
 
-        self.block = LiveHTML(name="rotation_block", css=BLOCK_CSS, min_width=420, sizing_mode="stretch_width")
+        # At least 420 px where the page has them, the page's width on a phone (a Bokeh min_width of 420 made a
+        # 390 px phone's /explore scroll sideways); a matrix wider than that scrolls inside its own box.
+        narrow = {"min-width": "min(420px, 100%)"}
+        self.block = LiveHTML(name="rotation_block", css=BLOCK_CSS + "table { display: block; overflow-x: auto; }",
+                              sizing_mode="stretch_width", styles=narrow)
         note = html_pane(f'<p class="pe-readout">{html.escape(text(lang, "block_note"))}</p>',
-                         min_width=420, max_width=720, sizing_mode="stretch_width")
+                         max_width=720, sizing_mode="stretch_width", styles=narrow)
         self.pair_title = LiveHTML(name="pair_clock_title", sizing_mode="stretch_width")
         self._layout = pn.Column(
             _heading(lang, "clocks_row_title"),

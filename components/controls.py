@@ -40,6 +40,14 @@ WIDGETS: dict[str, type[pn.widgets.Widget]] = {
 }
 
 
+#: A grid of sliders is one column on a phone: three titles side by side on 390 px lay over each other.
+#: (BokehJS places each child in its cell with grid-row and grid-column: those are undone too.)
+ONE_COLUMN_ON_A_PHONE = """@media (max-width: 600px) {
+  :host { grid-template-columns: minmax(0, 1fr) !important; grid-template-rows: none !important; }
+  :host > *, * { grid-column: 1 !important; grid-row: auto !important; }
+}"""
+
+
 def signed_format() -> CustomJSTickFormatter:
     """A slider's value as its title prints it: a negative one with U+2212 MINUS SIGN, as the text around it
     (``app.model.strings.minus_sign``), not BokehJS's hyphen ("k: −3", not "k: -3")."""
@@ -106,7 +114,8 @@ class Controls(pn.viewable.Viewer):
         sliders = [labelled(state, p, widget_for(state, p, self.prefix)) for p in self.parameters
                    if WIDGETS[p] is not pn.widgets.Button]
         buttons = [widget_for(state, p, self.prefix) for p in self.parameters if WIDGETS[p] is pn.widgets.Button]
-        parts: list = ([pn.GridBox(*sliders, ncols=self.columns, sizing_mode="stretch_width")]
+        parts: list = ([pn.GridBox(*sliders, ncols=self.columns, sizing_mode="stretch_width",
+                                   stylesheets=[ONE_COLUMN_ON_A_PHONE])]
                        if self.columns > 1 else list(sliders))
         if buttons:
             parts.append(pn.Column(*buttons, sizing_mode="stretch_width"))

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from bokeh.core.property.dataspec import NumberSpec
 from bokeh.core.property.vectorization import Field
-from bokeh.models import CDSView, ColumnDataSource, Glyph, GlyphRenderer, Legend, LegendItem
+from bokeh.models import CDSView, ColumnDataSource, CustomJS, Glyph, GlyphRenderer, Legend, LegendItem
 from bokeh.plotting import figure as Figure
 
 from components.sources import send_changes
@@ -118,3 +118,14 @@ def detach_legends(fig: Figure) -> list[LegendRows]:
                 item.renderers = [stand_in(r, empty, view) for r in item.renderers]
                 fig.renderers.extend(item.renderers)
     return followers
+
+
+def stacked_when_narrow(fig: Figure, legend: Legend, below_px: int = 560) -> None:
+    """Lay ``legend``'s entries out one under the other while ``fig`` is narrower than ``below_px`` (a phone),
+    side by side otherwise: a horizontal legend is one row, and on a 390 px phone that row made the page
+    scroll sideways. Decided in the browser, where the width is known (Bokeh's public ``js_on_change``)."""
+    flip = CustomJS(args={"legend": legend, "wide": legend.orientation}, name=f"{legend.name}_stacking", code=f"""
+const orientation = cb_obj.inner_width > 0 && cb_obj.inner_width < {below_px} ? "vertical" : wide;
+if (legend.orientation !== orientation) legend.orientation = orientation;
+""")
+    fig.js_on_change("inner_width", flip)
