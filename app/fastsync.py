@@ -37,11 +37,13 @@ new data, none of it computing:
 4. **Panel's 10 ms retry.** The step runs while Bokeh is still writing its
    ``OK`` to the key's message (each frame's write yields to the event loop),
    so the socket's write lock is taken when the step's message is ready, and
-   Panel retries such a message only after ``asyncio.sleep(0.01)``.
-   ``install()`` makes that message leave the moment the lock is free
-   (``_schedule_write_events_sent_when_free``). And a key press's step runs
-   inside Bokeh's handling of its message, so that its data leaves before the
-   ``OK`` (``_FastSync._applies_now``), as a plain Bokeh app's does.
+   Panel retries such a message only after ``asyncio.sleep(0.01)``. A key
+   press's step runs inside Bokeh's handling of its message, so that its data
+   leaves before the ``OK`` (``_FastSync._applies_now``), as a plain Bokeh
+   app's does, and the retry is not met. (A writer that took the lock itself,
+   ``_schedule_write_events_sent_when_free``, was removed in issue #43: with
+   ``_applies_now`` it no longer changed a step's latency, docs/performance.md's
+   ablation.)
 
 Also: ``push_property`` sets a text without Panel taking it for the browser's
 change (outside a slider's step, a preset or a room's teacher, Panel processed
@@ -52,8 +54,6 @@ text changes.
 And a message's small arrays travel inside its JSON instead of as websocket
 frames of their own (``_InlineSmallBuffers``): a size step on ``/`` was ~100
 frames, which the page received one task at a time before it could apply any.
-A message's frames leave the server together (``TCP_CORK``,
-``_dispatch_tornado_in_one_segment``), so the browser is woken once per message.
 
 Widgets stay param-driven: the classes are ordinary Panel widgets built with
 ``from_param``; only a class attribute and one wrapped method differ.
@@ -79,12 +79,7 @@ both of Bokeh's decoders read (``_InlineSmallBuffers``), and
 ``Syncable._server_event`` with ``state._unblocked``, ``state._change_callbacks`` and
 ``Syncable._event_coroutine`` (``_locked_server_event``), Bokeh's
 ``ServerSession._current_patch_connection`` and ``_pending_writes`` with Panel's
-``Syncable._change_event`` (``_FastSync._applies_now``), and ``panel.io.document``'s
-``schedule_write_events``, ``_WRITE_MSGS`` and ``dispatch_tornado`` with Bokeh's
-``WSHandler.write_lock`` (``_schedule_write_events_sent_when_free``), and
-``dispatch_tornado`` again with tornado's ``ws_connection.stream.socket``
-(``_dispatch_tornado_in_one_segment``), and ``DocumentModelManager._new_models`` with the
-``PATCH-DOC`` message's ``create`` (``data_first``). tests/unit/test_fastsync.py asserts each of them
+``Syncable._change_event`` (``_FastSync._applies_now``). tests/unit/test_fastsync.py asserts each of them
 exists and still has the effect relied on, so an upgrade that moves one fails
 the tests instead of silently bringing the latency back; in a deployment the
 same move turns the patch off (``components.internals.allowed``: one log line,
@@ -93,12 +88,9 @@ stock behaviour), so the app stays correct on ``panel<1.11``, only slower.
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
 import gzip
 import importlib
-import socket
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -112,20 +104,12 @@ from bokeh.core.property import bases as bokeh_property_bases
 from bokeh.core.property import descriptors as bokeh_descriptors
 from bokeh.document import document as bokeh_document_module
 from bokeh.document.events import (
-    ColumnDataChangedEvent,
-    ColumnsPatchedEvent,
-    ColumnsStreamedEvent,
-    DocumentPatchedEvent,
     ModelChangedEvent,
 )
 from bokeh.io import doc as bokeh_doc
-from bokeh.models import ColumnarDataSource
 from bokeh.server import urls as bokeh_urls
-from panel.io import document as panel_document
 from panel.io import server as panel_server
 from panel.reactive import Syncable as _Syncable
-from tornado.iostream import StreamClosedError
-from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from app import collector, guard
 from components.internals import allowed, missing, off
@@ -371,91 +355,6 @@ def _locked_server_event(self, doc, event) -> None:
         _STOCK_SERVER_EVENT(self, doc, event)
 
 
-_STOCK_SCHEDULE_WRITE_EVENTS = panel_document.schedule_write_events
-#: The writers of ``_schedule_write_events_sent_when_free`` still running.
-_WRITERS: set[asyncio.Future] = set()
-
-
-def _schedule_write_events_sent_when_free(doc, connections, events) -> None:
-    """Panel's ``schedule_write_events``, then each message written the moment its socket is free.
-
-    A key press reaches the server as a ``PATCH-DOC`` that Bokeh answers with an
-    ``OK``, written under the socket's ``write_lock`` in three frames. Each frame's
-    write yields to the event loop, and the change the message scheduled runs
-    there: so the step's hold ends while the lock is taken, and Panel's
-    ``unlocked()`` serializes the step's message and leaves it in ``_WRITE_MSGS``.
-    Panel's ``_dispatch_msgs`` then finds the lock taken and retries after
-    ``asyncio.sleep(0.01)``: every key press waited ~10 ms with its answer ready
-    (measured in the served app: step done → message dispatched 10-11 ms, every
-    press). Here a task also waits on the lock itself (tornado's lock is
-    first-come, first-served) and, holding it, writes what is still waiting for
-    that connection, in order; Panel's retry then finds nothing left.
-    """
-    _STOCK_SCHEDULE_WRITE_EVENTS(doc, connections, events)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # no event loop here: Panel's own retry sends it
-        return
-    for conn in connections:
-        if isinstance(conn._socket, WebSocketHandler) and hasattr(conn._socket, "write_lock"):
-            task = asyncio.ensure_future(_write_when_free(doc, conn))
-            _WRITERS.add(task)  # the loop keeps only a weak reference to a task
-            task.add_done_callback(_WRITERS.discard)
-
-
-async def _write_when_free(doc, conn) -> None:
-    """Write ``conn``'s messages that Panel left waiting for ``doc``, once its socket's lock is ours."""
-    async with conn._socket.write_lock:
-        messages = panel_document._WRITE_MSGS.get(doc, {}).pop(conn, [])
-        futures = [future for message in messages for future in panel_document.dispatch_tornado(conn, msg=message)]
-        for future in futures:
-            with contextlib.suppress(WebSocketClosedError, StreamClosedError):  # Bokeh's on_close cleans up
-                await future
-
-
-_STOCK_DISPATCH_TORNADO = panel_document.dispatch_tornado
-
-
-def _dispatch_tornado_in_one_segment(conn, events=None, msg=None):
-    """Panel's ``dispatch_tornado``, the message's frames held in the kernel until the last is written.
-
-    Panel writes a message's frames one after the other (header, metadata, then
-    the content, serialized to JSON only after the header is out), each with a
-    ``send`` of its own. On loopback each ``send`` delivers its frame at once and
-    wakes the browser, which on this 2-core machine then often runs before the
-    server writes the next frame: timed inside the served app during d_model
-    presses on ``/``, the socket writes took ~7 ms of wall time per press for
-    ~0.9 ms of CPU. With ``TCP_CORK`` set around the writes, the kernel sends
-    the whole message when the last frame is written, and the browser is woken
-    once. Linux only; elsewhere, and for a socket that is gone, Panel's own.
-    """
-    sock = _tcp_socket(conn)
-    corked = sock is not None and _cork(sock, True)
-    try:
-        return _STOCK_DISPATCH_TORNADO(conn, events, msg)
-    finally:
-        if corked:
-            _cork(sock, False)
-
-
-def _cork(sock: socket.socket, on: bool) -> bool:
-    """Set or clear ``TCP_CORK`` on ``sock``; whether it worked (a closed socket refuses)."""
-    try:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, int(on))
-    except OSError:
-        return False
-    return True
-
-
-def _tcp_socket(conn) -> socket.socket | None:
-    """The TCP socket under ``conn``'s websocket, when the platform can cork it."""
-    if not hasattr(socket, "TCP_CORK"):
-        return None
-    stream = getattr(getattr(getattr(conn, "_socket", None), "ws_connection", None), "stream", None)
-    sock = getattr(stream, "socket", None)
-    return sock if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6) else None
-
-
 class _DocumentDeserializer(bokeh_serialization.Deserializer):
     """Bokeh's ``Deserializer`` for ``Document.apply_json_patch``, its id -> model map copied, not rebuilt.
 
@@ -556,44 +455,6 @@ def _synced_refs(references) -> dict | None:
     return cached[2]
 
 
-_DATA_EVENTS = (ColumnDataChangedEvent, ColumnsPatchedEvent, ColumnsStreamedEvent)
-
-
-def _changes_data(event: DocumentPatchedEvent) -> bool:
-    return isinstance(event, _DATA_EVENTS) or (
-        isinstance(event, ModelChangedEvent) and event.attr == "data" and isinstance(event.model, ColumnarDataSource))
-
-
-def data_first(events: list[DocumentPatchedEvent]) -> list[DocumentPatchedEvent]:
-    """``events`` with every change of a data source's columns first, each group in its own order.
-
-    The browser applies a message's changes in order, and the handlers of some
-    run at once: a text block (``LiveHTML``) parses its new HTML, a slider moves
-    its handle. On ``/explore`` a k step changed the 2×2 block's text before the
-    distance marker's data, so the marker waited for the block to be parsed
-    (~1 ms). What a reader sees does not depend on the order: nothing is drawn
-    before the whole message is applied. The events are left as they are when
-    the document has models not yet sent (a new model is defined where it first
-    appears in a message; the order of a build's events is Bokeh's).
-    """
-    if not events or events[0].document is None or events[0].document.models._new_models:
-        return events
-    data: list[DocumentPatchedEvent] = []
-    rest: list[DocumentPatchedEvent] = []
-    for event in events:
-        (data if _changes_data(event) else rest).append(event)
-    return data + rest if data and rest else events
-
-
-_STOCK_PATCH_DOC_CREATE = bokeh_patch_doc.patch_doc.create
-
-
-@classmethod
-def _create_data_first(cls, events: list[DocumentPatchedEvent], **metadata: object):
-    """Bokeh's ``PATCH-DOC`` ``create``, with the events in ``data_first`` order."""
-    return _STOCK_PATCH_DOC_CREATE.__func__(cls, data_first(events), **metadata)
-
-
 def cache_document_references(enabled: bool = True) -> None:
     """Map a message's references from the document's own model map (``_DocumentDeserializer``,
     ``_CachedRefsSerializer``), or, disabled, as stock."""
@@ -619,9 +480,6 @@ def installed() -> bool:
     in_effect = {
         "cached defaults": defaults_cached(),
         "cached references": references_cached(),
-        "write when free": panel_document.schedule_write_events is _schedule_write_events_sent_when_free,
-        "one segment": panel_document.dispatch_tornado is _dispatch_tornado_in_one_segment,
-        "data first": bokeh_patch_doc.patch_doc.create.__func__ is _create_data_first.__func__,
     }
     return (bool(handlers) and all(handler is NoDelayWSHandler for handler in handlers) and safe
             and _Syncable._server_event is _locked_server_event
@@ -634,14 +492,14 @@ def install() -> None:
     ``BokehTornado`` reads ``bokeh.server.urls.per_app_patterns`` when it is
     built (Panel has already replaced Bokeh's handler there with its own), so
     this must run before ``pn.serve``. Also puts ``safe_patch_curdoc`` in the
-    place of Bokeh's ``patch_curdoc``. Those two are fixes (the websocket guard,
-    session isolation) and stay on in every mode. The speed patches apply only
-    when ``components.internals.allowed`` says so (not with ``PE_STOCK=1``, not
-    when a name they touch has moved): Bokeh's default property values cached
-    (``cache_bokeh_defaults``), Panel's deferred browser events run under the
-    document lock (``_locked_server_event``), a step's message written as soon as
-    its socket is free (``_schedule_write_events_sent_when_free``), with a step's
-    data changes first (``data_first``). Idempotent.
+    place of Bokeh's ``patch_curdoc``, and runs Panel's deferred browser events
+    under the document lock (``_locked_server_event``). Those are fixes (the
+    websocket guard, session isolation, no "_pending_writes" failure) and stay on
+    in every mode. The speed patches (``_SPEED_PATCHES``) apply only when
+    ``components.internals.allowed`` says so (not with ``PE_STOCK=1`` or ``PE_OFF``,
+    not when a name they touch has moved): Bokeh's default property values cached
+    (``cache_bokeh_defaults``) and a message's references from the document's own
+    map (``cache_document_references``). Idempotent.
     """
     for patch, needs, apply in _SPEED_PATCHES:
         if allowed(patch, *needs):
@@ -675,12 +533,6 @@ _SPEED_PATCHES: tuple[tuple[str, tuple[tuple[object, str], ...], Callable[[], No
                          (bokeh_descriptors.PropertyDescriptor, "has_unstable_default")), cache_bokeh_defaults),
     ("cached references", ((bokeh_serialization.Serializer, "_encode_bytes"), (bokeh_document_module, "Deserializer"),
                            (bokeh_patch_doc, "Serializer")), cache_document_references),
-    ("write when free", ((panel_document, "schedule_write_events"), (panel_document, "_WRITE_MSGS")),
-     _set(panel_document, "schedule_write_events", _schedule_write_events_sent_when_free)),
-    ("one segment", ((panel_document, "dispatch_tornado"),),
-     _set(panel_document, "dispatch_tornado", _dispatch_tornado_in_one_segment)),
-    ("data first", ((bokeh_patch_doc.patch_doc, "create"),),
-     _set(bokeh_patch_doc.patch_doc, "create", _create_data_first)),
 )
 #: What the fix ``_locked_server_event`` touches.
 _LOCKED_EVENT_NEEDS: tuple[tuple[object, str], ...] = (

@@ -1,6 +1,6 @@
 """What each speed patch buys: the app with one patch off against the app with all on, plain Bokeh alongside.
 
-    python -m bench.ablation [--quick] [--patches "data first,one segment"] [--sizes lesson,largest]
+    python -m bench.ablation [--quick] [--patches "cached defaults,no delay"] [--sizes lesson,largest]
 
 For each patch of ``components.internals.PATCHES`` (and ``stock``: ``PE_STOCK=1``, every patch off), a
 server of the app runs with ``PE_OFF=<patch>`` beside a server with every patch on and the plain-Bokeh

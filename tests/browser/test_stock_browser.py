@@ -61,8 +61,7 @@ def test_the_stock_server_runs_without_its_speed_patches(stock_server):
     said = log.read_text(errors="replace")
     line = next((line for line in said.splitlines() if "speed patches off (stock" in line), "")
     # Those asked before the server starts; "no delay" and the page scripts are asked per connection and page.
-    for patch in ("fast widgets", "cached defaults", "cached references", "write when free", "one segment",
-                  "data first", "early page head"):
+    for patch in ("fast widgets", "cached defaults", "cached references", "early page head"):
         assert patch in line, said[-2000:]
 
 

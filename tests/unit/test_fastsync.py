@@ -374,7 +374,6 @@ def _check_tcp_nodelay(app_url: str) -> None:
 def _named_in_first_patch(app_url: str, path: str, expect: str, watched: set[str], change) -> set[str]:
     """Which of the ``watched`` models (by name) the first PATCH-DOC after ``change(client)`` changes
     (the client counts as open once the document holds ``expect``: see ``BokehClient.open``)."""
-    import asyncio
 
     from bench.protocol import BokehClient, objects
 
@@ -416,7 +415,6 @@ def test_work_run_at_the_next_tick_is_one_message(app_url):
     after a new d_model and T:
     with Bokeh's own hold each change went as a PATCH-DOC of its own (and the lesson page's catch-up of the
     sections off screen after a d_model key, 14 of them)."""
-    import asyncio
 
     from app.model.strings import text
     from bench.protocol import BokehClient, objects
@@ -449,65 +447,12 @@ def test_work_run_at_the_next_tick_is_one_message(app_url):
     assert cards in seen, seen
 
 
-def test_data_first_keeps_the_order_while_the_document_has_models_not_yet_sent():
-    from bokeh.document import Document
-    from bokeh.models import ColumnDataSource, Div
-
-    doc = Document()
-    source, text_box = ColumnDataSource(data={"x": [1]}), Div(text="a")
-    doc.add_root(source)
-    doc.add_root(text_box)
-    doc.models.flush_synced()
-    events: list = []
-    doc.on_change(events.append)
-    text_box.text = "b"
-    source.data = {"x": [2]}
-    assert [type(e.model) for e in fastsync.data_first(events)] == [ColumnDataSource, Div]
-    doc.add_root(Div(text="new"))  # a model the browser has not been sent yet
-    events.clear()
-    text_box.text = "c"
-    source.data = {"x": [3]}
-    assert [type(e.model) for e in fastsync.data_first(events)] == [Div, ColumnDataSource]
-
-
-def test_a_steps_message_carries_its_data_changes_first(app_url):
-    """The browser applies a message's changes in order and some handlers run at once (a text block
-    parses its HTML): a k step on ``/explore`` changed the 2×2 block's text before the distance marker's
-    data (``fastsync.data_first``). The served message's events: every data change before any other."""
-    import asyncio
-    import json
-
-    from app.model.strings import text
-    from bench.protocol import BokehClient
-
-    async def first_patch_kinds() -> list[str]:
-        port = int(app_url.rsplit(":", 1)[1])
-        client = BokehClient("127.0.0.1", port, "/explore", {"lang": "en"})
-        await client.open(expect=("distance_marker",))
-        try:
-            await client.set_value(client.slider_id(text("en", "k")), 6)
-            while True:
-                message = await client.receive(10)
-                if message.msgtype == "PATCH-DOC":
-                    content = message.content if isinstance(message.content, dict) else json.loads(message.content)
-                    return [event["kind"] for event in content["events"]]
-        finally:
-            client.close()
-
-    kinds = off_the_main_thread(lambda: asyncio.run(first_patch_kinds()))
-    data = [i for i, kind in enumerate(kinds) if kind == "ColumnDataChanged"]
-    others = [i for i, kind in enumerate(kinds) if kind != "ColumnDataChanged"]
-    assert len(data) >= 4 and others, kinds  # row_marks, clocks, pair_clock, distance_marker; texts
-    assert max(data) < min(others), kinds
-
-
 @pytest.mark.parametrize(("slider", "value", "witness"), [("k", 5, "distance_marker"), ("base", 12, "ladder")])
 def test_a_key_press_is_answered_with_its_data_before_bokehs_ok(app_url, slider, value, witness):
     """The step runs inside Bokeh's handling of the key's PATCH-DOC (``_FastSync._applies_now``), so its
     data leaves before Bokeh's OK to that message, as a plain Bokeh ``on_change`` app's does. Panel's own
     path runs it on a later turn of the loop, while the OK is written: the OK would come first. The base
     slider's inner slider (built by Panel's ``DiscreteSlider``) is made a ``FastIntSlider`` for this."""
-    import asyncio
 
     from app.model.strings import text
     from bench.protocol import BokehClient, objects
@@ -872,178 +817,6 @@ def test_bokeh_still_forgets_a_connection_closed_before_it_exists():
 # A step's message is written once the socket is free, not 10 ms later.
 # ---------------------------------------------------------------------------
 
-class _FramesConnection:
-    """Tornado's websocket connection, reduced to recording the frames written to it."""
-
-    def __init__(self) -> None:
-        self.frames: list[str | bytes] = []
-
-    def is_closing(self) -> bool:
-        return False
-
-    def write_message(self, message, binary=False):
-        self.frames.append(message)
-        future = asyncio.get_running_loop().create_future()
-        future.set_result(None)
-        return future
-
-
-def _served_connection():
-    """A Bokeh server connection whose socket is a websocket handler with Bokeh's write lock."""
-    from bokeh.protocol import Protocol
-    from tornado import locks
-
-    handler = object.__new__(fastsync.NoDelayWSHandler)  # no request: only what dispatch_tornado reads
-    handler.ws_connection = _FramesConnection()
-    handler.write_lock = locks.Lock()
-    return _Connection(handler, Protocol())
-
-
-class _Connection:
-    """A ``ServerConnection`` as Panel's writers read it: its socket and protocol (hashable, as Panel keys by it)."""
-
-    def __init__(self, socket, protocol) -> None:
-        self._socket, self.protocol = socket, protocol
-
-
-def _two_changes():
-    from bokeh.document.events import ModelChangedEvent
-    from bokeh.models import Div
-
-    doc = Document()
-    first, second = Div(text="a", name="first"), Div(text="b", name="second")
-    doc.add_root(first)
-    doc.add_root(second)
-    return doc, [ModelChangedEvent(doc, first, "text", "one")], [ModelChangedEvent(doc, second, "text", "two")]
-
-
-def _written_while_panel_waits(schedule) -> tuple[list[str], list[str], list[float]]:
-    """Schedule two steps' messages while the socket's lock is taken (Bokeh writing its OK), free it, and
-    return the frames written before the lock was freed, those written after, and Panel's retry waits.
-
-    Panel's retry sleep is replaced by a wait that never ends, so what is written comes from elsewhere."""
-    from panel.io import document as panel_document
-
-    doc, first, second = _two_changes()
-    conn = _served_connection()
-    waits: list[float] = []
-
-    async def never(seconds: float) -> None:
-        waits.append(seconds)
-        await asyncio.get_running_loop().create_future()
-
-    turn = asyncio.sleep  # one turn of the loop (asyncio.sleep itself is Panel's retry wait below)
-
-    async def scenario():
-        with mock.patch.object(panel_document.asyncio, "sleep", never):
-            await conn._socket.write_lock.acquire()
-            schedule(doc, [conn], first)
-            schedule(doc, [conn], second)
-            for _ in range(20):
-                await turn(0)
-            before = list(conn._socket.ws_connection.frames)
-            conn._socket.write_lock.release()
-            for _ in range(20):
-                await turn(0)
-            after = conn._socket.ws_connection.frames[len(before):]
-            for task in asyncio.all_tasks() - {asyncio.current_task()}:
-                task.cancel()
-            return before, after
-
-    try:
-        before, after = off_the_main_thread(lambda: asyncio.run(scenario()))
-    finally:
-        panel_document._WRITE_MSGS.pop(doc, None)
-        panel_document._WRITE_BLOCK.pop(doc, None)
-    return before, after, waits
-
-
-def test_panel_still_retries_a_message_held_by_the_socket_lock_after_a_sleep():
-    """Guards panel.io.document.schedule_write_events, _WRITE_MSGS and _dispatch_msgs: a message made while
-    the socket's write_lock is taken waits in _WRITE_MSGS and Panel retries it after asyncio.sleep(0.01)."""
-    before, after, waits = _written_while_panel_waits(fastsync._STOCK_SCHEDULE_WRITE_EVENTS)
-    assert before == [] and after == [], "Panel's own path writes nothing until its retry"
-    assert waits and set(waits) == {0.01}
-
-
-def test_a_message_held_by_the_socket_lock_is_written_as_soon_as_the_lock_is_free():
-    """``_schedule_write_events_sent_when_free``: nothing is written while Bokeh holds the lock (no frames
-    interleaved with its reply); once it is freed, both waiting messages are written, whole and in order,
-    without waiting for Panel's retry."""
-    before, after, _ = _written_while_panel_waits(fastsync._schedule_write_events_sent_when_free)
-    assert before == []
-    assert len(after) == 6, "two PATCH-DOC messages of three frames each"
-    headers = [json.loads(frame) for frame in after[0::3]]
-    assert [h["msgtype"] for h in headers] == ["PATCH-DOC", "PATCH-DOC"]
-    contents = [json.loads(frame) for frame in after[2::3]]
-    assert [c["events"][0]["new"] for c in contents] == ["one", "two"]
-
-
-def test_install_writes_held_messages_when_the_socket_is_free():
-    from panel.io import document as panel_document
-
-    fastsync.install()
-    assert panel_document.schedule_write_events is fastsync._schedule_write_events_sent_when_free
-    assert fastsync.installed()
-
-
-def test_panel_writes_a_messages_frames_in_one_call_where_the_cork_expects():
-    """Guards ``_dispatch_tornado_in_one_segment``: Panel's dispatch writes every frame of a message
-    before it returns (no await between them), and its writers call it by its module-level name."""
-    from panel.io import document as panel_document
-
-    stock = fastsync._STOCK_DISPATCH_TORNADO
-    assert not inspect.iscoroutinefunction(stock)
-    source = inspect.getsource(stock)
-    assert "WebSocketHandler.write_message(socket, msg.header_json)" in source and "await" not in source
-    for writer in (panel_document.write_events, panel_document._dispatch_msgs):
-        assert "dispatch_tornado(conn" in inspect.getsource(writer)
-    fastsync.install()
-    assert panel_document.dispatch_tornado is fastsync._dispatch_tornado_in_one_segment
-
-
-@pytest.mark.skipif(not hasattr(socket, "TCP_CORK"), reason="TCP_CORK is Linux's")
-def test_a_message_is_written_with_the_socket_corked_and_uncorked_after(monkeypatch):
-    listener = socket.create_server(("127.0.0.1", 0))
-    client = socket.create_connection(listener.getsockname())
-    server_side, _ = listener.accept()
-    conn = SimpleNamespace(_socket=SimpleNamespace(ws_connection=SimpleNamespace(stream=SimpleNamespace(
-        socket=server_side))))
-    corked = lambda: server_side.getsockopt(socket.IPPROTO_TCP, socket.TCP_CORK)  # noqa: E731
-    seen = []
-
-    def stock(conn_, events=None, msg=None):
-        seen.append((conn_, events, msg, corked()))
-        server_side.sendall(b"frame one")
-        server_side.sendall(b"frame two")
-        return ["future"]
-
-    monkeypatch.setattr(fastsync, "_STOCK_DISPATCH_TORNADO", stock)
-    try:
-        assert fastsync._dispatch_tornado_in_one_segment(conn, msg="m") == ["future"]
-        assert seen == [(conn, None, "m", 1)] and corked() == 0
-        client.settimeout(5)
-        got = b""
-        while len(got) < 18:
-            got += client.recv(64)
-        assert got == b"frame oneframe two"
-
-        def failing(*args, **kwargs):
-            raise RuntimeError("stock failed")
-
-        monkeypatch.setattr(fastsync, "_STOCK_DISPATCH_TORNADO", failing)
-        with pytest.raises(RuntimeError):
-            fastsync._dispatch_tornado_in_one_segment(conn, msg="m")
-        assert corked() == 0  # never left corked
-        monkeypatch.setattr(fastsync, "_STOCK_DISPATCH_TORNADO", stock)
-        no_socket = SimpleNamespace(_socket=SimpleNamespace(ws_connection=None))
-        assert fastsync._dispatch_tornado_in_one_segment(no_socket, events=["e"]) == ["future"]
-        assert seen[-1] == (no_socket, ["e"], None, 0)
-    finally:
-        for sock in (client, server_side, listener):
-            sock.close()
-
-
 def test_bokeh_maps_a_messages_references_where_the_cache_expects():
     """Guards the names ``cache_document_references`` replaces and the bookkeeping it reads."""
     from bokeh.document import document as document_module
@@ -1051,8 +824,9 @@ def test_bokeh_maps_a_messages_references_where_the_cache_expects():
 
     apply = inspect.getsource(document_module.Document.apply_json_patch)
     assert "Deserializer(list(self.models), setter=setter)" in apply
-    create = inspect.getsource(fastsync._STOCK_PATCH_DOC_CREATE)  # Bokeh's, which data_first wraps
-    assert fastsync._STOCK_PATCH_DOC_CREATE.__func__ is not fastsync._create_data_first.__func__
+    from bokeh.protocol.messages.patch_doc import patch_doc
+
+    create = inspect.getsource(patch_doc.create)
     assert "PatchJson(events=serializer.encode(events))" in create  # the events are encoded in their order
     assert "Serializer(references=doc.models.synced_references)" in create
     assert "flush_synced(lambda model: not serializer.has_ref(model))" in create
