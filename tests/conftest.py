@@ -44,3 +44,16 @@ def console_errors(page):
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     return errors
+
+
+@pytest.fixture
+def local_bus(monkeypatch):
+    """This process's in-memory room bus (no Redis, one process), fresh for the test."""
+    from components import roombus as rooms
+
+    monkeypatch.delenv("PE_REDIS_URL", raising=False)
+    monkeypatch.setenv("PE_NUM_PROCS", "1")
+    monkeypatch.delenv("PE_PROCESSES", raising=False)
+    rooms.reset_bus()
+    yield rooms.bus()
+    rooms.reset_bus()

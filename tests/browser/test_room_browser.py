@@ -128,6 +128,21 @@ def heading_at_top(page, slug: str) -> bool:
     return top is not None and abs(top) <= 3
 
 
+def teacher_goes_to_hands_and_student_follows(teacher, student) -> None:
+    """The teacher opens section «hands» from the contents; the student's page shows at its top the section
+    the teacher's shows (as the lesson's later sections arrive, the teacher's page may move on from "hands":
+    the student's follows it there)."""
+    contents = teacher.get_by_role("navigation", name=text("en", "lesson_contents"))
+    contents.get_by_role("link", name=section_prose("hands", "en").title, exact=True).click()
+    wait_until(lambda: heading_at_top(teacher, "hands"), timeout=20, message="the teacher's page did not scroll")
+
+    def same_section() -> bool:
+        reading = teacher.evaluate(_READING)
+        return reading not in ("", "order") and heading_at_top(student, reading)
+
+    wait_until(same_section, timeout=40, message="the student's page did not show the teacher's section")
+
+
 def joined(teacher, student, url: str) -> None:
     """The teacher opens ``url`` and starts a room (in English); the student opens its join link."""
     teacher.goto(url)
@@ -150,16 +165,7 @@ def test_a_follower_follows_the_teachers_section_and_page(browser, app_url):
         assert model_property(student, "room_box", "mode") == "following"
 
         # The teacher goes to a later section (the table of contents scrolls the page there).
-        contents = teacher.get_by_role("navigation", name=text("en", "lesson_contents"))
-        contents.get_by_role("link", name=section_prose("hands", "en").title, exact=True).click()
-        wait_until(lambda: heading_at_top(teacher, "hands"), timeout=20, message="the teacher's page did not scroll")
-        # The student's page shows at its top the section the teacher's page shows (as the lesson's later
-        # sections arrive, the teacher's page may move on from "hands": the student's follows it there).
-        def same_section() -> bool:
-            reading = teacher.evaluate(_READING)
-            return reading not in ("", "order") and heading_at_top(student, reading)
-
-        wait_until(same_section, timeout=40, message="the student's page did not show the teacher's section")
+        teacher_goes_to_hands_and_student_follows(teacher, student)
         assert student.evaluate("location.pathname") == "/"
 
         # The teacher opens /explore in the same tab: the tab's secret takes the room back, and the
@@ -314,15 +320,7 @@ def test_join_by_the_code_on_the_qr_screen_from_a_phone(browser, app_url):
         expect(student.get_by_label(text("es", "room_code"))).to_be_hidden()  # in a room: no box to type in
 
         teacher.get_by_role("button", name=text("en", "room_qr_hide")).click()
-        contents = teacher.get_by_role("navigation", name=text("en", "lesson_contents"))
-        contents.get_by_role("link", name=section_prose("hands", "en").title, exact=True).click()
-        wait_until(lambda: heading_at_top(teacher, "hands"), timeout=20, message="the teacher's page did not scroll")
-
-        def same_section() -> bool:
-            reading = teacher.evaluate(_READING)
-            return reading not in ("", "order") and heading_at_top(student, reading)
-
-        wait_until(same_section, timeout=40, message="the student's page did not show the teacher's section")
+        teacher_goes_to_hands_and_student_follows(teacher, student)
     finally:
         teacher.context.close()
         student.context.close()

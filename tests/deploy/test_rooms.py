@@ -20,16 +20,6 @@ from tests.helpers import run_coroutine, until
 from tests.servers import redis_process, redis_server
 
 
-@pytest.fixture
-def local_bus(monkeypatch):
-    monkeypatch.delenv("PE_REDIS_URL", raising=False)
-    monkeypatch.setenv("PE_NUM_PROCS", "1")
-    monkeypatch.delenv("PE_PROCESSES", raising=False)
-    rooms.reset_bus()
-    yield rooms.bus()
-    rooms.reset_bus()
-
-
 class FakeDoc:
     """Just what a Follower uses of a Bokeh document: next-tick callbacks, run when the test says."""
 

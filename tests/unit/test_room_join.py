@@ -13,16 +13,6 @@ from components import roombus as rooms
 from components.room import RoomBox, room_page, typing_place
 
 
-@pytest.fixture
-def local_bus(monkeypatch):
-    monkeypatch.delenv("PE_REDIS_URL", raising=False)
-    monkeypatch.setenv("PE_NUM_PROCS", "1")
-    monkeypatch.delenv("PE_PROCESSES", raising=False)
-    rooms.reset_bus()
-    yield rooms.bus()
-    rooms.reset_bus()
-
-
 @pytest.mark.parametrize("typed", ["ab3k9x", "AB3K9X", "  ab3k9x\n", "ab3 k9x", "AB3-K9X", "ab 3k 9x",
                                    "ab3\u2013k9x", "\uff41\uff42\uff13\uff4b\uff19\uff58"])
 def test_a_typed_code_is_read_without_case_spaces_or_dashes(typed):
