@@ -9,6 +9,10 @@ section «hands») of both app servers and the floor take turns at the k slider,
 (``bench.floor.Page``), so that whatever else the machine does falls on all of them alike. Per press,
 key → the last source the key changes has its new data in the page (``last``, as in the floor part).
 
+With ``--load``, also the first load of ``/explore`` and ``/`` at the lesson size (a cold browser context each,
+navigation → first drawn figure, the two servers alternating): what the patches for a page's start buy
+(``cached defaults``, ``early page head``, ``plain esm``), which a key press does not measure.
+
 The cost of removing a patch is ``p50(off) / p50(on) − 1`` of the same page in the same rounds. Results:
 docs/bench/ablation.json (committed: the ledger in docs/performance.md is rendered from it, between the
 markers ``ablation:begin`` and ``ablation:end``, by ``render``).
@@ -23,7 +27,7 @@ import json
 import re
 from typing import Any
 
-from bench.common import ROOT, _browser, log, machine, server, stats
+from bench.common import ROOT, _browser, load_times, log, machine, server, stats
 from bench.floor import Page
 from components.internals import PATCHES
 
@@ -53,7 +57,18 @@ def _measure(pages: dict[str, Page], rounds: int, per_turn: int) -> dict[str, An
             for key, got in samples.items()}
 
 
-def run(variants: list[str], sizes: list[str], rounds: int, per_turn: int) -> dict[str, Any]:
+def _loads(browser, ports: dict[str, int], rounds: int) -> dict[str, Any]:
+    """First drawn figure after the navigation (ms) of ``/explore`` and ``/`` on each server, alternating."""
+    samples: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        for side, port in ports.items():
+            for kind, path in (("explore", "/explore"), ("lesson", "/")):
+                first, _idle = load_times(browser, f"http://127.0.0.1:{port}{path}?lang=en", 1)
+                samples.setdefault(f"{kind}:{side}", []).extend(first)
+    return {key: {"load_ms": stats(values)} for key, values in samples.items()}
+
+
+def run(variants: list[str], sizes: list[str], rounds: int, per_turn: int, load: bool = False) -> dict[str, Any]:
     results: dict[str, Any] = {"started": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
                                "machine": machine(), "rounds": rounds, "per_turn": per_turn, "param": "k",
                                "sizes": {}}
@@ -65,6 +80,9 @@ def run(variants: list[str], sizes: list[str], rounds: int, per_turn: int) -> di
                 for variant in variants:
                     log("ablation:", size, variant)
                     with server("app", env=_variant_env(variant)) as (off_port, _):
+                        if load and size == "lesson":
+                            results.setdefault("loads", {})[variant] = _loads(
+                                browser, {"on": on_port, "off": off_port}, rounds)
                         pages = {"floor": Page(browser, "floor", floor_port, size)}
                         for kind in APP_PAGES:
                             pages[f"{kind}:on"] = Page(browser, kind, on_port, size)
@@ -92,7 +110,8 @@ def cost(on: float | None, off: float | None) -> float | None:
 
 def render(results: dict[str, Any]) -> str:
     """The ablation table: per patch, size and page, p50/p95 with and without it, the floor, and the cost."""
-    lines = [f"Measured {results['started']} (`python -m bench.ablation`; {results['rounds']} rounds of "
+    lines = [f"Latest run {results['started']} (`python -m bench.ablation`; a run of some patches keeps the other "
+             f"rows of earlier runs, docs/bench/ablation.json; {results['rounds']} rounds of "
              f"{results['per_turn']} k presses per page, pages alternating; key → last source changed, ms; "
              "the floor is plain Bokeh at the same size). Cost = p50 without ÷ p50 with − 1.", "",
              "| patch off | size | page | p50 with | p95 with | p50 without | p95 without | floor p50 | cost |",
@@ -106,6 +125,15 @@ def render(results: dict[str, Any]) -> str:
                 lines.append(f"| {variant} | {size} | {kind} | {_ms(on['p50'])} | {_ms(on['p95'])} | "
                              f"{_ms(off['p50'])} | {_ms(off['p95'])} | {_ms(floor)} | "
                              f"{'–' if c is None else f'{c:+.0%}'} |")
+    if results.get("loads"):
+        lines += ["", "First load at the lesson size (navigation → first drawn figure, ms, p50; "
+                  f"{results['rounds']} loads per page and server, alternating):", "",
+                  "| patch off | page | with | without | cost |", "|---|---|---:|---:|---:|"]
+        for variant, pages in results["loads"].items():
+            for kind in APP_PAGES:
+                on, off = pages[f"{kind}:on"]["load_ms"]["p50"], pages[f"{kind}:off"]["load_ms"]["p50"]
+                c = cost(on, off)
+                lines.append(f"| {variant} | {kind} | {_ms(on)} | {_ms(off)} | {'–' if c is None else f'{c:+.0%}'} |")
     return "\n".join(lines)
 
 
@@ -131,13 +159,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="comma-separated patch names (components.internals.PATCHES) or stock")
     parser.add_argument("--sizes", default="lesson,largest")
     parser.add_argument("--no-doc", action="store_true", help="do not rewrite the JSON and the table")
+    parser.add_argument("--load", action="store_true", help="also the first load of /explore and / (lesson size)")
     args = parser.parse_args(argv)
     variants = [v.strip() for v in args.patches.split(",") if v.strip()]
     unknown = set(variants) - {*PATCHES, "stock"}
     if unknown:
         parser.error(f"unknown patches: {', '.join(sorted(unknown))}")
     results = run(variants, [s.strip() for s in args.sizes.split(",")], rounds=3 if args.quick else 4,
-                  per_turn=2 if args.quick else 3)
+                  per_turn=2 if args.quick else 3, load=args.load)
     if not args.no_doc:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         if RESULTS.exists():  # a run of some patches keeps the others' rows
@@ -145,6 +174,8 @@ def main(argv: list[str] | None = None) -> None:
             for size, by_variant in previous.get("sizes", {}).items():
                 for variant, pages in by_variant.items():
                     results["sizes"].setdefault(size, {}).setdefault(variant, pages)
+            for variant, pages in previous.get("loads", {}).items():
+                results.setdefault("loads", {}).setdefault(variant, pages)
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
         write_doc(results)
     print(render(results))

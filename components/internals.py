@@ -26,7 +26,8 @@ import os
 __all__ = ["PATCHES", "allowed", "missing", "off", "stock", "turned_off"]
 
 #: Every speed patch's switch name, in the order of docs/performance.md's ledger.
-PATCHES: tuple[str, ...] = ("fast widgets", "no delay", "cached defaults", "cached references", "early page head",
+PATCHES: tuple[str, ...] = ("fast widgets", "no debounce", "step in handler", "lean step", "live titles",
+                            "direct push", "no delay", "cached defaults", "cached references", "early page head",
                             "style guard", "slider keys", "plain esm")
 
 _log = logging.getLogger("app.internals")

@@ -65,8 +65,19 @@ FAST = allowed(
     (importlib.import_module("panel.reactive"), "_syncing"),
 )
 
+#: The fast widgets' mechanisms, each a switch of its own under "fast widgets" (``PE_OFF`` names them; the
+#: ablation in docs/performance.md measures each): a change applied on the next tick instead of 50 ms later; a
+#: key's step applied inside Bokeh's handling of its message; a step without Panel's per-event bookkeeping;
+#: a discrete slider titled by ``SliderTitle``; a text pushed straight to its browser model.
+NO_DEBOUNCE = FAST and allowed("no debounce", (Syncable, "_debounce"), (Syncable, "_server_change"))
+STEP_IN_HANDLER = FAST and allowed("step in handler", (Syncable, "_change_event"))
+LEAN_STEP = FAST and allowed("lean step", (Syncable, "_update_properties"), (Syncable, "_process_property_change"),
+                             (importlib.import_module("panel.reactive"), "_syncing"))
+LIVE_TITLES = FAST and allowed("live titles", (pn.widgets.DiscreteSlider, "_update_options"))
+DIRECT_PUSH = FAST and allowed("direct push", (Syncable, "_process_events"))
+
 #: Milliseconds a browser change waits before it is applied (Panel's default is 50).
-DEBOUNCE_MS = 0
+DEBOUNCE_MS = 0 if NO_DEBOUNCE else 50
 #: During a drag (changes closer together than this), at most one change is applied per this many ms:
 #: the page gets ~25 updates a second, each with the latest value, instead of a queue of every value
 #: the pointer passed (measured in bench/drag.py; see docs/performance.md).
@@ -179,6 +190,9 @@ class _FastSync(_OneMessage):
         # merges while one waits), so the page gets at most one update per interval, always the latest
         # value, and the last one DRAG_INTERVAL_MS after the hand stops at most. A single key press (nothing applied
         # in the last interval) still goes at once (``_debounce`` 0).
+        if not NO_DEBOUNCE:
+            super()._server_change(doc, ref, subpath, attr, old, new)
+            return
         since = (time.monotonic() - self._applied_at) * 1000
         if since >= DRAG_INTERVAL_MS and self._applies_now(doc, ref, subpath, attr):
             self._events = {attr: new}
@@ -203,6 +217,8 @@ class _FastSync(_OneMessage):
         Only for a key press or a drag's first step on a served session, with
         nothing of this widget waiting and no thread pool.
         """
+        if not STEP_IN_HANDLER:
+            return False
         context = getattr(doc, "session_context", None)
         session = getattr(context, "session", None)
         return (session is not None and getattr(session, "_current_patch_connection", None) is not None
@@ -217,7 +233,7 @@ class _FastSync(_OneMessage):
         super()._process_events(events)
 
     def _apply_events(self, events: dict) -> None:
-        if events.keys() <= set(VALUE_PROPERTIES):
+        if LEAN_STEP and events.keys() <= set(VALUE_PROPERTIES):
             self._process_step(events)
         else:
             super()._apply_events(events)
@@ -267,6 +283,8 @@ class _FastSync(_OneMessage):
         # The browser's own value coming back from the parameter: Panel would build
         # every property of the model (theme stylesheets included, ~0.3 ms) only for
         # _update_model to drop it as an echo. A value the state changed (clamped) differs.
+        if not LEAN_STEP:
+            return super()._update_properties(*events, doc=doc)
         pending = self._in_process__events.get(doc, {})
         if pending and all(e.name in pending and e.new == pending[e.name] for e in events):
             return {}
@@ -346,7 +364,7 @@ class FastDiscreteSlider(pn.widgets.DiscreteSlider):
                   + json.dumps(TITLE_WRAP.split("{}")[0]) + " + labels[source.value] + "
                   + json.dumps(TITLE_WRAP.split("{}")[1]) + "}}, {{sync: false}}) }}\n"
                   "    if (window.peAfterKeyAnswer) window.peAfterKeyAnswer(set); else set()\n")
-    if not FAST:  # the stock title is a Div (``target.text``), not a SliderTitle
+    if not LIVE_TITLES:  # the stock title is a Div (``target.text``), not a SliderTitle
         _text_link = pn.widgets.DiscreteSlider._text_link
 
     def __init__(self, title_name: str = "discrete_slider_title", **params) -> None:
@@ -358,7 +376,7 @@ class FastDiscreteSlider(pn.widgets.DiscreteSlider):
         if not FAST:  # Panel's StaticText title and stock inner slider
             super()._update_options(*events)
             return
-        if not isinstance(self._text, SliderTitle):  # Panel's StaticText, made in its __init__ just before
+        if LIVE_TITLES and not isinstance(self._text, SliderTitle):  # Panel's StaticText, made just before
             self._text = SliderTitle(self._text.value, name=self._title_name)
             self._composite[0] = self._text
         super()._update_options(*events)
@@ -399,7 +417,7 @@ def push_property(component: pn.custom.JSComponent, name: str, value: object) ->
     are held so that they leave together) the callbacks run when the hold ends,
     so there the held event is told to skip Panel's callback instead.
     """
-    if not FAST:  # Panel's own path: the parameter's watchers update the models
+    if not DIRECT_PUSH:  # Panel's own path: the parameter's watchers update the models
         setattr(component, name, value)
         return
     with param.parameterized.discard_events(component):
