@@ -34,7 +34,7 @@ def run(repeats: int) -> dict[str, Any]:
     try:
         with server("app") as (port, _pid):
             for size in ("lesson", "largest"):
-                query = {**SIZES[size], "T_train": SIZES[size]["T"] // 2, "lang": "en"}
+                query = {**SIZES[size], "T_train": str(int(SIZES[size]["T"]) // 2), "lang": "en"}
                 page = browser.new_page(viewport={"width": 1920, "height": 1080})
                 page.goto(f"http://127.0.0.1:{port}/extrapolation?{urlencode(query)}", timeout=120_000)
                 wait_until(lambda page=page: page.evaluate("() => window.Bokeh?.documents?.[0]?.is_idle === true"),
