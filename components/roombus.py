@@ -385,6 +385,13 @@ class RedisBus:
                 delay = BACKOFF_FIRST_S
                 next_ping = time.monotonic() + PING_UP_S
                 while True:
+                    # Every room followed here is subscribed, whatever became of the SUBSCRIBE its first
+                    # follower sent (timed out, or sent while this connection was being made): a lost one
+                    # would leave the room's followers with its state as read once, and no move after it.
+                    subscribed = {c.decode() if isinstance(c, bytes) else c for c in pubsub.channels}
+                    missing = [channel for channel in map(self._key, self.fanout.rooms()) if channel not in subscribed]
+                    if missing:
+                        await asyncio.wait_for(pubsub.subscribe(*missing), CALL_TIMEOUT_S)
                     message = await asyncio.wait_for(pubsub.get_message(timeout=0.5), CALL_TIMEOUT_S + 1)
                     if message and message.get("type") == "message":
                         channel = message["channel"].decode()
@@ -419,7 +426,7 @@ class RedisBus:
             call = pubsub.subscribe if subscribe else pubsub.unsubscribe
             await self._call(call(self._key(room)))
         except RoomsDown:
-            pass  # the connection's task reconnects and resubscribes
+            pass  # the connection's task subscribes every room followed here that is not (``_keep_connected``)
 
     def _spawn(self, coroutine) -> None:
         self._ensure_running()
