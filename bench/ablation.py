@@ -24,10 +24,9 @@ import argparse
 import contextlib
 import datetime as dt
 import json
-import re
 from typing import Any
 
-from bench.common import ROOT, _browser, load_times, log, machine, server, stats
+from bench.common import ROOT, _browser, load_times, log, machine, server, stats, write_between_markers
 from bench.floor import Page
 from components.internals import PATCHES
 
@@ -142,14 +141,7 @@ def _ms(value: float | None) -> str:
 
 
 def write_doc(results: dict[str, Any]) -> None:
-    text = DOC.read_text()
-    begin, end = "<!-- ablation:begin -->", "<!-- ablation:end -->"
-    block = f"{begin}\n{render(results)}\n{end}"
-    if begin in text:
-        text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _m: block, text, flags=re.S)
-    else:
-        text = text.replace("## What makes the app fast", f"{block}\n\n## What makes the app fast", 1)
-    DOC.write_text(text)
+    write_between_markers(DOC, "ablation", render(results), before="## What makes the app fast")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -285,3 +285,16 @@ def machine() -> dict[str, str]:
             "panel": panel.__version__, "bokeh": bokeh.__version__, "tornado": tornado.version,
             "numpy": np.__version__, "chromium": chromium, "kernel": platform.release(), "loadavg_at_start": load}
 
+
+def write_between_markers(doc: Path, name: str, block: str, before: str) -> None:
+    """Put ``block`` between ``<!-- name:begin -->`` and ``<!-- name:end -->`` in ``doc``, in place of what is
+    there; a doc without the markers gets them just before the heading ``before``."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    text = doc.read_text(encoding="utf-8")
+    marked = f"{begin}\n{block}\n{end}"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + marked + rest.split(end, 1)[1]
+    else:
+        text = text.replace(before, f"{marked}\n\n{before}", 1)
+    doc.write_text(text, encoding="utf-8")

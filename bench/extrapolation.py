@@ -14,11 +14,10 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import re
 from typing import Any
 from urllib.parse import urlencode
 
-from bench.common import ROOT, SIZES, _browser, log, machine, server, wait_until
+from bench.common import ROOT, SIZES, _browser, log, machine, server, wait_until, write_between_markers
 from bench.lesson import lesson_sliders
 
 RESULTS = ROOT / "docs" / "bench" / "extrapolation.json"
@@ -67,14 +66,7 @@ def _ms(value: float | None) -> str:
 
 
 def write_doc(results: dict[str, Any]) -> None:
-    text = DOC.read_text()
-    begin, end = "<!-- extrapolation:begin -->", "<!-- extrapolation:end -->"
-    block = f"{begin}\n{render(results)}\n{end}"
-    if begin in text:
-        text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _m: block, text, flags=re.S)
-    else:
-        text = text.replace("## Dragging a slider (issue #10)", f"{block}\n\n## Dragging a slider (issue #10)", 1)
-    DOC.write_text(text)
+    write_between_markers(DOC, "extrapolation", render(results), before="## Dragging a slider (issue #10)")
 
 
 def main(argv: list[str] | None = None) -> None:

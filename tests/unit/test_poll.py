@@ -19,14 +19,10 @@ from tests.servers import redis_server
 
 
 @pytest.fixture
-def local(monkeypatch):
-    monkeypatch.delenv("PE_REDIS_URL", raising=False)
-    monkeypatch.setenv("PE_NUM_PROCS", "1")
-    monkeypatch.delenv("PE_PROCESSES", raising=False)
-    rooms.reset_bus()
+def local(local_bus):
+    """The in-memory bus (tests/conftest.py) and the poll store beside it."""
     pollstore.reset_poll_store()
-    yield rooms.bus(), pollstore.poll_store()
-    rooms.reset_bus()
+    yield local_bus, pollstore.poll_store()
     pollstore.reset_poll_store()
 
 
