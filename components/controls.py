@@ -44,7 +44,7 @@ WIDGETS: dict[str, type[pn.widgets.Widget]] = {
 #: (BokehJS places each child in its cell with grid-row and grid-column: those are undone too.)
 ONE_COLUMN_ON_A_PHONE = """@media (max-width: 600px) {
   :host { grid-template-columns: minmax(0, 1fr) !important; grid-template-rows: none !important; }
-  :host > *, * { grid-column: 1 !important; grid-row: auto !important; }
+  * { grid-column: 1 !important; grid-row: auto !important; }
 }"""
 
 

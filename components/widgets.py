@@ -77,7 +77,7 @@ LIVE_TITLES = FAST and allowed("live titles", (pn.widgets.DiscreteSlider, "_upda
 DIRECT_PUSH = FAST and allowed("direct push", (Syncable, "_process_events"))
 
 #: Milliseconds a browser change waits before it is applied (Panel's default is 50).
-DEBOUNCE_MS = 0 if NO_DEBOUNCE else 50
+DEBOUNCE_MS = 0 if NO_DEBOUNCE else Syncable._debounce
 #: During a drag (changes closer together than this), at most one change is applied per this many ms:
 #: the page gets ~25 updates a second, each with the latest value, instead of a queue of every value
 #: the pointer passed (measured in bench/drag.py; see docs/performance.md).

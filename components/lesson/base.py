@@ -169,7 +169,7 @@ class LessonSection(pn.viewable.Viewer):
         values = []
         for name in self.controls:
             value = getattr(s, name)
-            if name in ("heads", "mistake", "stretch"):
+            if isinstance(s.param[name], param.Selector) and isinstance(value, str):  # a word: its label
                 value = text(s.lang, f"{name}_{value}")
             elif name == "sentence":
                 value = " ".join(value) if isinstance(value, list | tuple) else value
