@@ -60,10 +60,13 @@ LEARNED_SEED = 0
 #: Where a mark of the stretched ladder sits beside its pair, and the trained one on the other side, so the
 #: two never cover each other (in pairs, on the x axis).
 NUDGE = 0.18
+#: The value of an ``unseen_<ladder>`` column for each group of marks.
+UNSEEN = {"seen": 0, "unseen": 1}
 
 
 def angle_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.ndarray | list]:
-    """One row per pair: the training reach, each ladder's largest angle at T, and whether it is unseen.
+    """One row per pair: the training reach, each ladder's largest angle at T, and whether it is unseen (1) or
+    not (0), ``unseen_<ladder>``.
 
     Angles of exactly 0 (T_train = 1, T = 1) are NaN: a log axis has no place for them.
     """
@@ -73,8 +76,9 @@ def angle_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.
                                           "left": pairs - NUDGE, "right": pairs + NUDGE}
     for name, omega in extrapolation_ladders(T_train, T, d_model, base).items():
         data[name] = _positive((T - 1) * omega)
-        unseen = core.unseen_pairs(T_train, T, d_model, base, frequencies=omega)
-        data[f"unseen_{name}"] = np.where(unseen, "unseen", "seen").tolist()
+        # 1 where the pair meets angles training never showed it: a small binary column, where a list of
+        # words cost the serializer ~1 µs an entry (4 ms of a 1024-wide step).
+        data[f"unseen_{name}"] = core.unseen_pairs(T_train, T, d_model, base, frequencies=omega).astype(np.int8)
     return data
 
 
@@ -136,6 +140,32 @@ def alibi_data(T: int, heads: int = ALIBI_HEADS) -> dict[str, list]:
             "ys": list(core.alibi_biases(ends, slopes))}
 
 
+@functools.lru_cache(maxsize=8)
+def _live_numbers(T_train: int, T: int, d_model: int, base: float) -> tuple[tuple[str, str], ...]:
+    """The section's live numbers, formatted (its passages and its description read them in one step: once)."""
+    pairs = d_model // 2
+    scale = core.scale_factor(T_train, T)
+    reach = core.training_angles(T_train, d_model, base)
+    unseen = {name: int(core.unseen_pairs(T_train, T, d_model, base, frequencies=omega).sum())
+              for name, omega in extrapolation_ladders(T_train, T, d_model, base).items()}
+    ramp = core.yarn_ramp(T_train, d_model, base)
+    slopes = core.alibi_slopes(ALIBI_HEADS)
+    values = {
+        "T_train": str(T_train), "T": str(T), "last_train": str(T_train - 1), "last": str(T - 1),
+        "pairs": str(pairs), "scale": number(scale, 2),
+        "never_turned": str(int(np.sum(reach < 2 * math.pi))),
+        **{f"unseen_{name}": str(count) for name, count in unseen.items()},
+        "yarn_kept": str(int(np.sum(ramp >= 1))), "yarn_interpolated": str(int(np.sum(ramp <= 0))),
+        "yarn_factor": number(core.yarn_attention_factor(scale), 3),
+        "yarn_score_factor": number(core.yarn_attention_factor(scale) ** 2, 3),
+        "alibi_first": number(float(slopes[0]), 3), "alibi_last": significant(float(slopes[-1]), 3),
+        "alibi_far": number(float(core.alibi_biases(T - 1, slopes[:1])[0]), 1),
+        # With one pair (d_model 2) the NTK base has no exponent: the passage says so instead (live_values).
+        "ntk_base": number(core.ntk_base(T_train, T, d_model, base), 0) if d_model >= 4 else "",
+    }
+    return tuple(values.items())
+
+
 def _positive(angles: np.ndarray) -> np.ndarray:
     return np.where(angles > 0, angles, np.nan)
 
@@ -189,7 +219,7 @@ class PastTrainingLength(LessonSection):
         for role, look in looks.items():
             for group, marker in (("seen", "circle"), ("unseen", "triangle")):
                 column = "unseen_sinusoidal" if role == "trained" else f"unseen_{state.stretch}"
-                flt = GroupFilter(column_name=column, group=group)
+                flt = GroupFilter(column_name=column, group=UNSEEN[group])
                 self.filters[(role, group)] = flt
                 self.marks[(role, group)] = fig.scatter(
                     y="sinusoidal" if role == "trained" else state.stretch, source=self.angles,
@@ -313,26 +343,9 @@ class PastTrainingLength(LessonSection):
 
     def live_values(self) -> dict[str, str]:
         s = self.state
-        pairs = s.d_model // 2
-        scale = core.scale_factor(s.T_train, s.T)
-        reach = core.training_angles(s.T_train, s.d_model, s.base)
-        unseen = {name: int(core.unseen_pairs(s.T_train, s.T, s.d_model, s.base, frequencies=omega).sum())
-                  for name, omega in extrapolation_ladders(s.T_train, s.T, s.d_model, s.base).items()}
-        ramp = core.yarn_ramp(s.T_train, s.d_model, s.base)
-        slopes = core.alibi_slopes(ALIBI_HEADS)
-        values = {
-            "T_train": str(s.T_train), "T": str(s.T), "last_train": str(s.T_train - 1), "last": str(s.T - 1),
-            "pairs": str(pairs), "scale": number(scale, 2),
-            "never_turned": str(int(np.sum(reach < 2 * math.pi))),
-            **{f"unseen_{name}": str(count) for name, count in unseen.items()},
-            "yarn_kept": str(int(np.sum(ramp >= 1))), "yarn_interpolated": str(int(np.sum(ramp <= 0))),
-            "yarn_factor": number(core.yarn_attention_factor(scale), 3),
-            "yarn_score_factor": number(core.yarn_attention_factor(scale) ** 2, 3),
-            "alibi_first": number(float(slopes[0]), 3), "alibi_last": significant(float(slopes[-1]), 3),
-            "alibi_far": number(float(core.alibi_biases(s.T - 1, slopes[:1])[0]), 1),
-        }
-        values["ntk_base"] = (number(core.ntk_base(s.T_train, s.T, s.d_model, s.base), 0) if s.d_model >= 4
-                              else text(s.lang, "extrapolation_ntk_one_pair"))
+        values = dict(_live_numbers(s.T_train, s.T, s.d_model, s.base))
+        if s.d_model < 4:
+            values["ntk_base"] = text(s.lang, "extrapolation_ntk_one_pair")
         return values
 
     def describe(self) -> str:

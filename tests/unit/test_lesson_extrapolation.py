@@ -35,9 +35,10 @@ def by_hand(d_model: int, T_train: int, T: int, base: float) -> dict[str, np.nda
     }
 
 
-def unseen_by_hand(omega: np.ndarray, read: np.ndarray, T_train: int, T: int) -> list[str]:
+def unseen_by_hand(omega: np.ndarray, read: np.ndarray, T_train: int, T: int) -> list[int]:
+    """1 for a pair that never turned in training and meets a larger angle at T, else 0."""
     reach = omega * (T_train - 1)
-    return ["unseen" if r < 2 * np.pi and f * (T - 1) > r else "seen" for r, f in zip(reach, read, strict=True)]
+    return [int(r < 2 * np.pi and f * (T - 1) > r) for r, f in zip(reach, read, strict=True)]
 
 
 def column(source, name: str) -> np.ndarray:
@@ -61,7 +62,7 @@ def test_angles_of_every_ladder_against_the_training_reach(section):
         np.testing.assert_allclose(column(angles, name), read * (T - 1), rtol=1e-12, err_msg=name)
         assert list(angles.data[f"unseen_{name}"]) == unseen_by_hand(omega, read, T_TRAIN, T), name
     # The numbers the module's docstring quotes for these sizes, and the ones the prose says.
-    assert list(angles.data["unseen_sinusoidal"]).count("unseen") == 26
+    assert list(angles.data["unseen_sinusoidal"]).count(1) == 26
     values = section.live_values()
     assert values["never_turned"] == str(int(np.sum(omega * (T_TRAIN - 1) < 2 * np.pi))) == "26"
     assert values["unseen_interpolation"] == "26"  # every pair that never turned, by a fraction of a step
@@ -126,7 +127,7 @@ def test_a_slider_step_updates_the_same_figures_and_sources_in_place(section):
     assert state.T_train == 40
     assert not section.no_value_label.visible
     assert section.live_values()["unseen_sinusoidal"] == "0"
-    assert set(section.angles.data["unseen_yarn"]) == {"seen"}
+    assert set(section.angles.data["unseen_yarn"]) == {0}
 
 
 def test_the_stretch_buttons_change_what_is_drawn_not_the_data(section):
