@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import hmac
 import json
@@ -571,7 +572,16 @@ def encode_state(path: str, section: str, values: dict[str, str], seq: int) -> s
 
 
 def decode_state(payload: str) -> dict | None:
-    """A published state, or ``None`` for anything that is not one (it is then ignored)."""
+    """A published state, or ``None`` for anything that is not one (it is then ignored).
+
+    Every follower of a room in this process is handed the same payload: it is read once (the last few kept),
+    and the result is shared, so it is never changed by the caller.
+    """
+    return _decoded(payload) if isinstance(payload, str) else None
+
+
+@functools.lru_cache(maxsize=16)
+def _decoded(payload: str) -> dict | None:
     try:
         data = json.loads(payload)
     except (TypeError, ValueError):
