@@ -8,7 +8,10 @@ import re
 import time
 import xml.etree.ElementTree as ET
 
+import param
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from bokeh.document import Document
 
 from app.model.state import ExplorerState
@@ -162,6 +165,30 @@ def test_a_follower_detaches_and_follows_again(local_bus):
     assert student.state.k == 1
     student.follow.clicks += 1
     assert student.mode == "following" and student.state.k == 9
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=st.fixed_dictionaries({"d_model": st.integers(1, 64).map(lambda h: 2 * h), "T": st.integers(1, 64)}),
+       moves=st.lists(st.fixed_dictionaries({
+           "d_model": st.integers(1, 64).map(lambda h: 2 * h), "T": st.integers(1, 64), "pos": st.integers(0, 63),
+           "k": st.integers(-63, 63), "pairs_from": st.integers(0, 31), "pairs_to": st.integers(0, 31),
+           "base": st.sampled_from([100.0, 10_000.0, 500_000.0])}), min_size=1, max_size=4))
+def test_a_follower_ends_on_the_teachers_values_whatever_the_sizes_clamp(local_bus, first, moves):
+    """A follower sets only what differs from the teacher's values, sizes first: after any moves (sizes that
+    clamp pos, k and the pairs on either side), it holds exactly the teacher's values."""
+    teacher = RoomBox(ExplorerState(lang="en", **first), "view")
+    teacher.start_room()
+    student = RoomBox(ExplorerState(lang="en", follow=teacher.room), "view")
+    for move in moves:
+        with param.parameterized.batch_call_watchers(teacher.state):
+            teacher.state.param.update({key: move[key] for key in ("d_model", "T", "base")})
+        for key in ("pos", "k", "pairs_from", "pairs_to"):  # each clamped by the teacher's state to its bounds
+            setattr(teacher.state, key, max(teacher.state.param[key].bounds[0],
+                                            min(move[key], teacher.state.param[key].bounds[1])))
+        teacher.publish()
+        student.apply(json.loads(local_bus.latest(teacher.room)))
+        for key in ("d_model", "T", "base", "pos", "k", "pairs_from", "pairs_to", "pair"):
+            assert getattr(student.state, key) == getattr(teacher.state, key), key
 
 
 @pytest.mark.parametrize(("kind", "path", "slides", "places"), [
