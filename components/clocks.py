@@ -297,6 +297,13 @@ td[rowspan] {{ font-size: 1.5rem; padding: 0 0.4em; text-align: center; }}
 tr:last-child td {{ font-size: 0.95rem; text-align: center; padding-top: 0.4em; color: var(--pe-muted); }}
 tr:last-child td:nth-child(3) {{ color: var(--pe-t-pos-text, {COLORS["pos"]}); }}
 tr:last-child td:nth-child(5) {{ color: var(--pe-t-target-text, {COLORS["target_text"]}); }}
+/* A phone held upright: the whole product on the screen (at 1.1rem it needs ~480 px and scrolled inside). */
+@media (max-width: 480px) {{
+  table {{ font-size: 0.8rem; }}
+  td {{ padding: 0.1em 0.2em; }}
+  td[rowspan] {{ font-size: 1.1rem; padding: 0 0.15em; }}
+  tr:last-child td {{ font-size: 0.75rem; }}
+}}
 """
 
 

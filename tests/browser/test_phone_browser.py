@@ -41,3 +41,18 @@ def test_the_lesson_on_a_phone_is_no_wider_than_the_screen_once_drawn(browser, a
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
     finally:
         context.close()
+
+
+def test_the_rotation_block_fits_a_phone_without_scrolling_inside(browser, app_url):
+    """The 2 × 2 block of M_k times a pair of PE is read whole on a phone: at desktop type it needed ~480 px
+    and scrolled inside its box, showing "= [ 0" cut at the screen's edge."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/clocks?lang=es")
+        table = page.locator(".pe-live table").first  # the block's one table, inside the rotation_block's shadow
+        table.wait_for(timeout=60_000)
+        widths = table.evaluate("(t) => [t.scrollWidth, t.clientWidth]")
+        assert widths[0] <= widths[1], f"the block scrolls inside its box on a phone: {widths}"
+    finally:
+        context.close()
