@@ -10,9 +10,9 @@ import xml.etree.ElementTree as ET
 
 import param
 import pytest
+from bokeh.document import Document
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from bokeh.document import Document
 
 from app.model.state import ExplorerState
 from app.model.strings import text
