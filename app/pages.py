@@ -559,6 +559,18 @@ def presentable(page: PageMaker, kind: str, first: str = "") -> PageMaker:
     return maybe_present
 
 
+def route_titles(lang: str = "es") -> dict[str, str]:
+    """The HTML title of every route of ``routes()`` in ``lang``, as its page's ``AddressBar`` gives it.
+
+    For ``pn.serve(title=...)``: Panel writes "Panel Application" into a page's HTML otherwise. A session's
+    own title, in its language, replaces it (app/earlyhead.py in the HTML, the ``AddressBar`` in the tab);
+    this is what a page shows without those (``PE_STOCK=1``, a Panel upgrade that moved what they read).
+    """
+    page = text(lang, "page_title")
+    return {"/": page, **{slug: f"{section_title(slug, lang)} · {page}" for slug in LESSON},
+            "explore": page, **dict.fromkeys(VIEWS, page)}
+
+
 def routes() -> dict[str, Callable[[], pn.viewable.Viewable]]:
     """Every route of the server: the lesson, one per section, ``/explore`` and one per view."""
     return {"/": presentable(lesson_page, "lesson"),

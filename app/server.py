@@ -18,7 +18,7 @@ import panel as pn
 from bokeh.settings import settings as bokeh_settings
 
 from app import collector, data_routes, delivery, earlyhead, fastsync
-from app.pages import routes
+from app.pages import route_titles, routes
 from app.room_routes import room_patterns
 from components.internals import allowed, off
 from components.stylesheets import STATIC_DIR
@@ -98,7 +98,8 @@ def serve(port: int = DEFAULT_PORT, address: str | None = None,
     if not threaded:  # a process of its own serves: full collector passes at quiet moments (app/collector.py)
         collector.install()
     return pn.serve(
-        routes(), port=port, address=address, websocket_origin=list(allow_websocket_origin or []) or None,
+        routes(), title=route_titles(), port=port, address=address,
+        websocket_origin=list(allow_websocket_origin or []) or None,
         threaded=threaded, show=show, liveness=True,
         # No Panel Location model: components.address writes the address bar. Panel's would also
         # parse the query itself (a 500 for ?d_model=%C2%B2: '²'.isdigit() but int('²') fails).

@@ -9,9 +9,12 @@ the patches are process-wide.
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -20,6 +23,7 @@ import numpy as np
 import pytest
 
 from app.model import core
+from app.model.prose import section_prose
 from app.model.state import BASES
 from app.model.strings import text
 from components.ladder import heatmap_values
@@ -63,6 +67,18 @@ def test_the_stock_server_runs_without_its_speed_patches(stock_server):
     # Those asked before the server starts; "no delay" and the page scripts are asked per connection and page.
     for patch in ("fast widgets", "cached defaults", "cached references", "early page head"):
         assert patch in line, said[-2000:]
+
+
+def test_a_stock_page_carries_its_own_title_in_its_html(stock_server):
+    """Without the early page head the HTML's <title> was Panel's "Panel Application"; the tab got the page's
+    title only once a script ran. Read from the HTML itself, before any script."""
+    url, _ = stock_server
+    page_title = text("es", "page_title")
+    for route, words in (("/?lang=es", [page_title]), ("/clocks?lang=es", [page_title]),
+                         ("/shift?lang=es", [section_prose("shift", "es").title, page_title])):
+        with urllib.request.urlopen(f"{url}{route}", timeout=30) as response:
+            said = html.unescape(re.search(r"<title>(.*?)</title>", response.read().decode()).group(1))
+        assert all(word in said for word in words), (route, said)
 
 
 def test_a_lesson_section_follows_its_offset_slider(page, stock_url, console_errors):
