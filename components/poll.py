@@ -369,6 +369,7 @@ class PagePoll:
         self.shown: pollstore.Poll | None = None
         self.unavailable = False  # the store did not answer the last call (components.pollstore: Redis down)
         self.last: pollstore.Poll | None = None  # the room's poll as last read from the store
+        self.reopened = 0  # the number of a poll opened again after the store lost it (its status says so)
         self.controls: dict[int, PollControls] = {}
         self._scheduled = False
         self.prompt = Prose(section_prose("quiz", self.lang).parts[PROMPT.format(n=1)], values={}, margin=(0, 0),
@@ -392,6 +393,7 @@ class PagePoll:
         """Follow ``box`` (a ``components.room.RoomBox``): its mode and room say this page's part."""
         self.box = box
         box.panel.param.watch(lambda *_e: self._on_room(), ["mode", "room"])
+        box.on_recreated.append(self._reopen_lost)
         self._on_room()
 
     def tools(self, section: CheckYourself, n: int) -> PollControls:
@@ -497,6 +499,22 @@ class PagePoll:
         self.refresh()
         return opened is not None
 
+    def _reopen_lost(self) -> None:
+        """The room was re-created in a store that came back empty: open again the poll this page last read (and
+        reveal it again if it was), under a number past the lost one; the answers given before are gone, and the
+        teacher is told so. Nothing to do without a live poll, or where the store still has one."""
+        lost, secret = self.last, self._secret()
+        if lost is None or not lost.live or not secret or self.store is None:
+            return
+        if self._stored(self.store.current, self.room, default=lost) is not None:
+            return
+        poll = self._stored(self.store.open, self.room, secret, lost.question, lost.options, lost.right, lost.d_model,
+                            lost.number, default=None)
+        if poll is not None and lost.status == "revealed":
+            self._stored(self.store.reveal, self.room, secret, poll.number, default=False)
+        self.reopened = poll.number if poll is not None else 0
+        self.refresh()
+
     def _own(self, n: int) -> pollstore.Poll | None:
         if self.store is None or not self.room:
             return None
@@ -565,10 +583,13 @@ class PagePoll:
             counts = (self._stored(self.store.counts, self.room, poll.number, default=controls.counts)
                       or [0] * poll.options)
             status_key = "poll_open_status" if poll.status == "open" else "poll_revealed_status"
+            status_text = text(self.lang, status_key, n=n)
+            if poll.number == self.reopened:
+                status_text += " " + text(self.lang, "poll_reopened")
             controls.param.update(shown=True, status=poll.status, labels=question_labels(self.lang, n, poll.d_model),
                                   counts=counts, right=poll.right if poll.status == "revealed" else -1,
                                   total_text=text(self.lang, "poll_total", total=sum(counts)),
-                                  status_text=text(self.lang, status_key, n=n))
+                                  status_text=status_text)
 
     def _show_follower(self, poll: pollstore.Poll | None) -> None:
         card = self.card

@@ -7,6 +7,9 @@ is never counted in a later one. A follower's page answers once per poll: the
 store keeps the ids of the pages that answered (ids made by the server, never
 sent by the browser) and refuses a second answer from the same page. No name is
 stored; counts are by option index, so pages in different languages add up.
+``open(..., after=n)`` takes a number past ``n`` even in a store that has lost its
+count (Redis restarted empty): the teacher's page re-opens the poll it last read
+with it, so that no page takes the new poll for the one it already answered.
 
 Two implementations, chosen like the room bus (``poll_store``):
 
@@ -78,7 +81,8 @@ class PollStore(Protocol):
 
     kind: str
 
-    def open(self, room: str, secret: str, question: int, options: int, right: int, d_model: int) -> Poll | None: ...
+    def open(self, room: str, secret: str, question: int, options: int, right: int, d_model: int,
+             after: int = 0) -> Poll | None: ...
     def reveal(self, room: str, secret: str, number: int) -> bool: ...
     def close(self, room: str, secret: str, number: int) -> bool: ...
     def answer(self, room: str, number: int, page: str, option: int) -> str: ...
@@ -154,15 +158,16 @@ class LocalPollStore:
         else:
             loop.add_callback(self.listeners.deliver, (room, topic))
 
-    def open(self, room: str, secret: str, question: int, options: int, right: int, d_model: int) -> Poll | None:
+    def open(self, room: str, secret: str, question: int, options: int, right: int, d_model: int,
+             after: int = 0) -> Poll | None:
         if not _valid_open(question, options, right, d_model) or not self.check(room, secret):
             return None
         before = self.polls.get(room)
         if before is not None:  # one poll at a time: what the earlier one held is no longer needed
             self.tallies.pop((room, before.number), None)
             self.answered.pop((room, before.number), None)
-        poll = Poll(number=(before.number + 1) if before else 1, question=question, options=options, right=right,
-                    d_model=d_model, status="open")
+        poll = Poll(number=max(before.number if before else 0, after) + 1, question=question, options=options,
+                    right=right, d_model=d_model, status="open")
         self.polls[room] = poll
         self.tallies[(room, poll.number)] = [0] * options
         self.answered[(room, poll.number)] = set()
@@ -210,9 +215,13 @@ class LocalPollStore:
         self.listeners.remove((room, topic), callback)
 
 
-#: KEYS: the poll hash, the channel. ARGV: question, options, right, d_model, lifetime.
+#: KEYS: the poll hash, the channel. ARGV: question, options, right, d_model, lifetime, the number to pass.
 _OPEN_LUA = """
 local number = redis.call('HINCRBY', KEYS[1], 'number', 1)
+if number <= tonumber(ARGV[6]) then
+  number = tonumber(ARGV[6]) + 1
+  redis.call('HSET', KEYS[1], 'number', number)
+end
 redis.call('HSET', KEYS[1], 'question', ARGV[1], 'options', ARGV[2], 'right', ARGV[3], 'd_model', ARGV[4],
            'status', 'open')
 redis.call('EXPIRE', KEYS[1], ARGV[5])
@@ -283,11 +292,12 @@ class RedisPollStore:
         stored = self.redis.get(f"pe:room:{room}")
         return stored is not None and hmac.compare_digest(stored.decode(), rooms.secret_hash(secret))
 
-    def open(self, room: str, secret: str, question: int, options: int, right: int, d_model: int) -> Poll | None:
+    def open(self, room: str, secret: str, question: int, options: int, right: int, d_model: int,
+             after: int = 0) -> Poll | None:
         if not _valid_open(question, options, right, d_model) or not self.check(room, secret):
             return None
         number = int(self._open(keys=[self.key(room), self.channel(room, POLL)],
-                                args=[question, options, right, d_model, rooms.ROOM_TTL_S]))
+                                args=[question, options, right, d_model, rooms.ROOM_TTL_S, max(int(after), 0)]))
         return Poll(number=number, question=question, options=options, right=right, d_model=d_model, status="open")
 
     def _set_status(self, room: str, secret: str, number: int, status: str) -> bool:

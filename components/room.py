@@ -24,6 +24,7 @@ import inspect
 import logging
 import re
 import time
+from collections.abc import Callable
 from typing import ClassVar
 from urllib.parse import urlencode
 
@@ -483,6 +484,9 @@ class RoomBox(pn.viewable.Viewer):
         self._publish_again = False
         self._ended = False
         self._pending_claim = ""  # a claim Redis could not check (down): checked again when it is back
+        #: Called (no arguments, in the session) when this teacher's page has re-created its room in a Redis that
+        #: came back empty: what else lived beside the room there (its poll) is gone too.
+        self.on_recreated: list[Callable[[], None]] = []
         self.path = "/"
         self.section = ""
         self.start = RoomButton(label=text(lang, "room_start"), name="room_start", margin=0)
@@ -605,10 +609,12 @@ class RoomBox(pn.viewable.Viewer):
         if outcome < 0:
             self._lose_room("room_taken")
             return
-        if outcome > 0:
-            log.warning("room %s: Redis had lost it; re-created by its teacher's page", self.room)
         self.panel.message = text(self.lang, "room_back_teacher", room=self.room)
         self.publish()  # what the followers missed while it was down
+        if outcome > 0:
+            log.warning("room %s: Redis had lost it; re-created by its teacher's page", self.room)
+            for callback in list(self.on_recreated):
+                callback()
 
     def _apply_payload(self, payload: str | None) -> None:
         state = rooms.decode_state(payload) if payload else None

@@ -55,6 +55,12 @@ def exercise(the_bus, store, made: tuple[str, str] | None = None) -> None:
     assert later.number == poll.number + 1
     assert store.answer(room, later.number, "page-a", 1) == pollstore.COUNTED  # a new poll, a new answer
     assert store.counts(room, later.number) == [0, 1, 0, 0]
+    # A number to pass (what a teacher's page read before its store lost its count): the next poll is past it.
+    passed = store.open(room, secret, 2, 4, 1, 32, after=later.number + 5)
+    assert passed.number == later.number + 6 and store.current(room) == passed
+    assert store.answer(room, passed.number, "page-a", 1) == pollstore.COUNTED
+    assert store.open(room, secret, 2, 4, 1, 32, after=1).number == passed.number + 1  # a lower one changes nothing
+    assert store.answer(room, passed.number + 1, "page-a", 1) == pollstore.COUNTED
 
 
 def test_the_local_store_counts_one_answer_per_page(local):
@@ -241,3 +247,46 @@ def test_a_store_that_stops_answering_is_said_on_both_sides_and_the_poll_comes_b
     assert a.card.message == text("es", "poll_sent") and a.card.answered
     teacher.refresh()
     assert controls.counts == [1, 0, 0, 0] and controls.status_text == text("en", "poll_open_status", n=1)
+
+
+@pytest.mark.parametrize("revealed", [False, True])
+def test_a_poll_the_store_lost_is_opened_again_by_the_teacher_and_said(local, revealed):
+    """Redis restarted empty: the teacher's page re-creates the room (``RoomBox._restored``) and then its poll, as
+    it last read it, under a number past the lost one, so that a page that had answered can answer again; the
+    teacher is told the earlier answers are gone."""
+    teacher, a, _b, box = pages()
+    controls = teacher.tools(CheckYourself(box.state), 1)
+    controls.asks += 1
+    a.card.choice = 0
+    a.card.sends += 1
+    if revealed:
+        controls.reveals += 1
+    lost = teacher.store.current(box.room)
+    for held in (teacher.store.polls, teacher.store.tallies, teacher.store.answered):
+        held.clear()  # what a Redis that restarted empty holds of the poll
+    box._restored(1)  # the room re-created by its teacher's page
+    again = teacher.store.current(box.room)
+    assert again is not None and again.number > lost.number
+    assert (again.question, again.options, again.right, again.d_model) == (lost.question, lost.options, lost.right,
+                                                                            lost.d_model)
+    assert again.status == lost.status
+    assert controls.status_text.endswith(text("en", "poll_reopened"))
+    assert controls.counts == [0, 0, 0, 0]
+    a.refresh()
+    assert a.card.shown and a.card.poll == again.number and not a.card.answered
+    if not revealed:
+        a.card.choice = 2
+        a.card.sends += 1
+        assert a.card.message == text("es", "poll_sent")
+        teacher.refresh()
+        assert controls.counts == [0, 0, 1, 0]
+
+
+def test_a_room_recreated_with_its_poll_still_there_opens_nothing(local):
+    teacher, _a, _b, box = pages()
+    controls = teacher.tools(CheckYourself(box.state), 1)
+    controls.asks += 1
+    before = teacher.store.current(box.room)
+    box._restored(1)
+    assert teacher.store.current(box.room) == before
+    assert not controls.status_text.endswith(text("en", "poll_reopened"))
