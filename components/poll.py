@@ -331,11 +331,17 @@ class PollCard(PlainJSComponent):
           folded = false;
           showFold();
           // A new question: the reader's focus goes to its first option (without scrolling the page under the
-          // card), once every property of the change has arrived (BokehJS sets them one by one).
-          setTimeout(() => {
+          // card), once every property of the change has arrived (BokehJS sets them one by one). An option not
+          // laid out yet cannot take the focus: tried again on the next frames, a few times at most.
+          const focusFirst = (tries) => {
             const first = set.querySelector("input:not(:disabled)");
-            if (first && model.shown) first.focus({ preventScroll: true });
-          }, 0);
+            if (!first || !model.shown) return;
+            first.focus({ preventScroll: true });
+            if (set.getRootNode().activeElement !== first && tries > 0) {
+              requestAnimationFrame(() => focusFirst(tries - 1));
+            }
+          };
+          setTimeout(() => focusFirst(10), 0);
         }
       };
       model.on(["shown", "poll", "title", "legend", "labels", "send_label", "hide_label", "show_label", "right_mark",
