@@ -462,7 +462,7 @@ def section_page(slug: str) -> Callable[[], pn.viewable.Viewable]:
         parts = [top_bar(state, "section", tools, play=plays), notice_alert(state.lang, notices),
                  section_heading(state, slug), section,
                  section_pager(state, slug, alone=True),
-                 AddressBar(state, title=f"{section_title(slug, state.lang)} · {text(state.lang, 'page_title')}"),
+                 AddressBar(state, title=route_title(slug, state.lang)),
                  *page_extras(state, "section")]
         for part in parts:
             if isinstance(part, PageKeys):
@@ -559,16 +559,20 @@ def presentable(page: PageMaker, kind: str, first: str = "") -> PageMaker:
     return maybe_present
 
 
-def route_titles(lang: str = "es") -> dict[str, str]:
-    """The HTML title of every route of ``routes()`` in ``lang``, as its page's ``AddressBar`` gives it.
-
-    For ``pn.serve(title=...)``: Panel writes "Panel Application" into a page's HTML otherwise. A session's
-    own title, in its language, replaces it (app/earlyhead.py in the HTML, the ``AddressBar`` in the tab);
-    this is what a page shows without those (``PE_STOCK=1``, a Panel upgrade that moved what they read).
-    """
+def route_title(route: str, lang: str) -> str:
+    """The title of a route's page in ``lang`` (its tab and its HTML): a lesson section's own before the app's."""
     page = text(lang, "page_title")
-    return {"/": page, **{slug: f"{section_title(slug, lang)} · {page}" for slug in LESSON},
-            "explore": page, **dict.fromkeys(VIEWS, page)}
+    return f"{section_title(route, lang)} · {page}" if route in LESSON else page
+
+
+def route_titles(lang: str = "es") -> dict[str, str]:
+    """``route_title`` of every route of ``routes()``, for ``pn.serve(title=...)``.
+
+    Panel writes "Panel Application" into a page's HTML otherwise. A session's own title, in its language,
+    replaces it (app/earlyhead.py in the HTML, the ``AddressBar`` in the tab); this is what a page shows
+    without those (``PE_STOCK=1``, a Panel upgrade that moved what they read).
+    """
+    return {route: route_title(route, lang) for route in routes()}
 
 
 def routes() -> dict[str, Callable[[], pn.viewable.Viewable]]:

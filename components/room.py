@@ -877,12 +877,12 @@ class RoomBox(pn.viewable.Viewer):
         # every change as a callback of its own, one per state: the queue that coalescing must avoid.
         # Only what differs: a move changes one or two values, and param's update sets (validates, compares) every
         # value it is given and copies all of them first, ~2 ms of a follower's ~3 ms per move when handed all 40.
-        changed = {key: value for key, value in values.items() if getattr(self.state, key, value) != value}
         with set_curdoc(self.doc), pn.io.hold(self.doc):
-            if sizes := {key: changed[key] for key in SIZES if key in changed}:
+            if sizes := {key: values[key] for key in SIZES
+                         if key in values and getattr(self.state, key) != values[key]}:
                 self.state.param.update(sizes)
-            # Read again after the sizes: their bounds may have moved (clamped) what the teacher's values match.
-            if rest := {key: value for key, value in changed.items()
+            # Compared after the sizes: their bounds may have clamped the others to the teacher's values already.
+            if rest := {key: value for key, value in values.items()
                         if key not in SIZES and getattr(self.state, key) != value}:
                 self.state.param.update(rest)
             path = published["path"] if published["path"] in page_paths() else ""
