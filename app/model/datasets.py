@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.model import core
-from app.model.state import ExplorerState, parse_query
+from app.model.state import D_MODEL_MAX, T_MAX, ExplorerState, parse_query
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,31 @@ def extrapolation_ladders(T_train: int, T: int, d_model: int, base: float) -> di
             "yarn": core.yarn_frequencies(T_train, T, d_model, base)}
 
 
+#: Per seed, the longest and widest learned table drawn so far in this process (read-only).
+_LEARNED_DRAWN: dict[int, np.ndarray] = {}
+
+
+def learned_rows(rows: int, d_model: int, seed: int = 0) -> np.ndarray:
+    """``core.learned_table(rows, d_model, seed)``, read-only, sliced from the largest table drawn so far.
+
+    Entry (p, c) of the table depends on the seed, p and c only, so a larger table holds every smaller one:
+    a step that changes d_model, T or the trained rows slices, and a table too small is drawn again at twice
+    its rows and columns (up to the sliders' ends), so that a drag upwards draws it a few times, not at every
+    step (a 1024-wide table of 1024 rows took ~20 ms to draw).
+    """
+    drawn = _LEARNED_DRAWN.get(seed)
+    if drawn is None or drawn.shape[0] < rows or drawn.shape[1] < d_model:
+        have_rows, have_columns = (0, 0) if drawn is None else drawn.shape
+        # Sizes the core refuses are drawn as asked: its message names what is wrong.
+        drawn = core.learned_table(max(rows, min(2 * have_rows, T_MAX)),
+                                   max(d_model, min(2 * have_columns, D_MODEL_MAX)), seed)
+        drawn.flags.writeable = False
+        _LEARNED_DRAWN[seed] = drawn
+    elif rows < 1 or d_model < 2 or d_model % 2:
+        core.learned_table(rows, d_model, seed)  # raises, naming the size it refuses
+    return drawn[:rows, :d_model]
+
+
 def _extrapolation_ladders(s: ExplorerState) -> dict[str, np.ndarray]:
     return extrapolation_ladders(s.T_train, s.T, s.d_model, s.base)
 
@@ -123,7 +148,7 @@ def _extrapolation_scores(s: ExplorerState) -> Table:
     scores = [core.scores_from_frequencies(k, omega) for omega in _extrapolation_ladders(s).values()]
     defined = core.learned_defined(k, s.T_train)
     learned = np.full(s.T, np.nan)
-    learned[defined] = core.table_dot_scores(core.learned_table(s.T_train, s.d_model), 0, k[defined])
+    learned[defined] = core.table_dot_scores(learned_rows(s.T_train, s.d_model), 0, k[defined])
     alibi = core.alibi_biases(k, core.alibi_slopes(ALIBI_HEADS))
     return Table(["k", *(f"score_{name}" for name in _extrapolation_ladders(s)), "score_learned",
                   *(f"alibi_head_{j}" for j in range(1, ALIBI_HEADS + 1))],

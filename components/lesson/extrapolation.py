@@ -45,7 +45,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from app.model import core
-from app.model.datasets import ALIBI_HEADS, extrapolation_ladders
+from app.model.datasets import ALIBI_HEADS, extrapolation_ladders, learned_rows
 from app.model.state import STRETCHES
 from app.model.strings import number, significant, text
 from components.legend import detach_legends
@@ -114,13 +114,13 @@ def _learned_scores(T_train: int, T: int, d_model: int) -> np.ndarray:
     """The learned table's ``row_0 · row_k`` for k = 0 … T_train − 1, read-only.
 
     Row k of ``core.learned_table`` does not depend on how many rows are drawn, so the scores of a longer table
-    hold those of every shorter one: a step slices what was drawn, and a longer T_train draws twice the rows
-    (up to T), so that dragging it up draws the table a few times, not at every step.
+    hold those of every shorter one: a T_train step slices what was computed, and a longer T_train computes
+    twice the rows (up to T). The rows themselves are sliced from the process's table (``learned_rows``).
     """
     drawn = _LEARNED.pop(d_model, np.empty(0))
     if drawn.size < T_train:
         rows = min(T, max(T_train, 2 * drawn.size))
-        drawn = core.table_dot_scores(core.learned_table(rows, d_model, LEARNED_SEED), 0, np.arange(rows))
+        drawn = core.table_dot_scores(learned_rows(rows, d_model, LEARNED_SEED), 0, np.arange(rows))
         drawn.flags.writeable = False
     _LEARNED[d_model] = drawn
     while len(_LEARNED) > 4:

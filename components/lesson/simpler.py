@@ -32,6 +32,7 @@ from bokeh.plotting import figure
 from bokeh.transform import factor_cmap, factor_mark
 
 from app.model import core
+from app.model.datasets import learned_rows
 from app.model.state import T_MAX
 from app.model.strings import number, percent, positions, text
 from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sample_columns
@@ -185,7 +186,6 @@ class WhyNotSimpler(LessonSection):
         self.one_row_note = self.note_box("one_row")
 
         self._values: dict[str, str] = {}
-        self._table: np.ndarray | None = None
         self.choice.param.watch(lambda _: (self._update_ratio(), self.refresh_code()), "other_length")
         self.choice.param.watch(lambda _: self._update_tables(), "trained")
         self._update_sizes()
@@ -268,11 +268,8 @@ class WhyNotSimpler(LessonSection):
     def _update_tables(self) -> None:
         s = self.state
         rows = min(s.T, self.choice.trained)
-        # Row p of the learned table does not depend on its length: a table of at least
-        # this many rows is kept per d_model and sliced (a new T or trained count draws nothing).
-        if self._table is None or self._table.shape != (max(rows, self._table.shape[0]), s.d_model):
-            self._table = core.learned_table(max(rows, self.choice.trained, s.T), s.d_model)
-        table = self._table[:rows]
+        # Sliced from the largest table drawn in this process: a new T, trained count or d_model draws nothing.
+        table = learned_rows(rows, s.d_model)
         pe = core.encoding(s.T, s.d_model, s.base)
         learned = self._samples(table, s.lang)
         sinusoid = self._samples(pe, s.lang)

@@ -79,6 +79,34 @@ def test_learned_rows_do_not_depend_on_the_length():
     np.testing.assert_array_equal(core.learned_table(30, 16)[:10], core.learned_table(10, 16))
 
 
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(1, 70), more_rows=st.integers(0, 70), half=st.integers(1, 100), more_half=st.integers(0, 100),
+       seed=st.integers(0, 3))
+def test_a_learned_entry_depends_on_its_row_column_and_seed_only(rows, more_rows, half, more_half, seed):
+    # A larger table holds every smaller one, whatever the block boundaries (columns are drawn 64 at a time).
+    small = core.learned_table(rows, 2 * half, seed)
+    large = core.learned_table(rows + more_rows, 2 * (half + more_half), seed)
+    np.testing.assert_array_equal(large[:rows, :2 * half], small)
+    assert small.shape == (rows, 2 * half)
+
+
+def test_learned_entries_are_half_normal_and_unrelated():
+    table = core.learned_table(400, 256)
+    # N(0, 1/2): mean 0, variance 1/2 (102,400 draws: the sample's errors are ~0.002 and ~0.003).
+    assert abs(table.mean()) < 0.01 and abs(table.var() - 0.5) < 0.01
+    # Columns of different blocks, rows next to each other and seeds: uncorrelated (|r| < 5 / sqrt(n)).
+    for a, b in ((table[:, 0], table[:, 64]), (table[:-1].ravel(), table[1:].ravel()),
+                 (table.ravel(), core.learned_table(400, 256, seed=1).ravel())):
+        assert abs(np.corrcoef(a, b)[0, 1]) < 5 / math.sqrt(a.size)
+
+
+def test_the_dot_of_one_row_with_many_is_each_dot():
+    table = core.learned_table(12, 10)
+    got = core.table_dot_scores(table, 3, np.arange(12))
+    assert got == pytest.approx([math.fsum(table[3] * table[q]) for q in range(12)], abs=1e-12)
+    assert core.table_dot_scores(table, [[0], [1]], [2, 5]).shape == (2, 2)
+
+
 def test_sinusoid_neighbours_all_alike_learned_ones_noise():
     pe = core.encoding(24, 32)
     np.testing.assert_allclose(core.neighbour_similarity(pe), score_by_hand(1, 32) / 16, atol=1e-12)

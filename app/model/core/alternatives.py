@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from app.model.core._checks import _finite, _integer, _seed, _table
-from app.model.core.attention import _half_normal_rows
 
 __all__ = [
     "learned_table",
@@ -82,16 +83,29 @@ def same_ratio_token(n: int, T: int, length: int) -> float:
     return n * length / T
 
 
+#: Columns of a learned table drawn by one generator (see ``learned_table``).
+LEARNED_BLOCK = 64
+
+
 def learned_table(rows: int, d_model: int, seed: int = 0) -> NDArray[np.float64]:
     """A learned position table as it starts: one seeded random row per trained position.
 
     Entries are independent ``N(0, 1/2)``, so a row's expected squared length
-    is ``d_model/2``, that of every row of ``PE``. Row ``p`` does not depend on
-    ``rows`` (a longer table adds rows and keeps the others), and nothing
-    relates row ``p`` to row ``p + 1``. There is no row ``rows`` or past it.
-    Shape ``(rows, d_model)``.
+    is ``d_model/2``, that of every row of ``PE``. Entry ``(p, c)`` depends on
+    ``seed``, ``p`` and ``c`` only: a longer or wider table adds rows or
+    columns and keeps the others (the columns are drawn in blocks of
+    ``LEARNED_BLOCK``, each block by its own generator, row after row), and
+    nothing relates row ``p`` to row ``p + 1``. There is no row ``rows`` or
+    past it. Shape ``(rows, d_model)``.
     """
-    return _half_normal_rows("rows", rows, d_model, [0x7AB1E, _seed(seed)])
+    rows = _integer("rows", rows, 1)
+    d_model = _integer("d_model", d_model, 2, even=True)
+    table = np.empty((rows, d_model))
+    for start in range(0, d_model, LEARNED_BLOCK):
+        block = np.random.default_rng([0x7AB1E, _seed(seed), start // LEARNED_BLOCK]).standard_normal(
+            (rows, LEARNED_BLOCK))
+        np.multiply(block[:, :d_model - start], math.sqrt(0.5), out=table[:, start:start + LEARNED_BLOCK])
+    return table
 
 
 def table_dot_scores(table: ArrayLike, p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
@@ -107,10 +121,11 @@ def table_dot_scores(table: ArrayLike, p: ArrayLike, q: ArrayLike) -> NDArray[np
         if np.any(v != np.round(v)) or np.any(v < 0) or np.any(v >= table.shape[0]):
             raise ValueError(f"{name} must be rows of the table, integers in 0 .. {table.shape[0] - 1}")
     try:
-        p, q = np.broadcast_arrays(p.astype(np.int64), q.astype(np.int64))
+        np.broadcast_shapes(p.shape, q.shape)
     except ValueError:
         raise ValueError(f"p and q must broadcast together; got shapes {p.shape} and {q.shape}") from None
-    return np.einsum("...j,...j->...", table[p], table[q])
+    # Each side's rows gathered at its own shape: a single p is one row against every q, not q.size copies of it.
+    return np.einsum("...j,...j->...", table[p.astype(np.int64)], table[q.astype(np.int64)])
 
 
 def neighbour_similarity(table: ArrayLike) -> NDArray[np.float64]:
