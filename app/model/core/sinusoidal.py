@@ -296,11 +296,10 @@ def _cosine_sums(count: int, omega: NDArray[np.float64]) -> NDArray[np.float64]:
     # and products, not a sine and a cosine of every angle (those were two thirds of the time).
     fine = _powers(np.exp(1j * omega), block)
     coarse = _powers(np.exp(1j * (block * omega)), -(-count // block))
-    # [b, a] is S(B*b + a) = Re(coarse[b] . fine[a]): one real product of [cos | -sin] by [cos | sin].
-    # @ through BLAS: the servers run one BLAS thread (app.blas); spread over two busy cores it was slower.
-    left = np.concatenate([coarse.real, -coarse.imag], axis=1)
-    right = np.concatenate([fine.real, fine.imag], axis=1)
-    return (left @ right.T).reshape(-1)[:count]
+    # [b, a] is S(B*b + a) = Re(coarse[b] . fine[a]): one complex product through BLAS (the servers run one
+    # BLAS thread, app.blas). Copying the real and imaginary parts into one real product of [cos | -sin] by
+    # [cos | sin] cost three times the product itself (0.4 of 0.14 ms at 2048 x 512 pairs).
+    return (coarse @ fine.T).real.reshape(-1)[:count]
 
 
 def _powers(z: NDArray[np.complex128], rows: int) -> NDArray[np.complex128]:
