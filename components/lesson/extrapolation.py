@@ -74,12 +74,32 @@ def angle_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.
     pairs = np.arange(d_model // 2)
     reach = core.training_angles(T_train, d_model, base)
     data: dict[str, np.ndarray | list] = {"pair": pairs, "trained": _positive(reach)}
-    for name, omega in extrapolation_ladders(T_train, T, d_model, base).items():
+    unseen = _unseen(T_train, T, d_model, base)
+    for name, omega in _ladders(T_train, T, d_model, base).items():
         data[name] = _positive((T - 1) * omega)
         # 1 where the pair meets angles training never showed it: a small binary column, where a list of
         # words cost the serializer ~1 µs an entry (4 ms of a 1024-wide step).
-        data[f"unseen_{name}"] = core.unseen_pairs(T_train, T, d_model, base, frequencies=omega).astype(np.int8)
+        data[f"unseen_{name}"] = unseen[name].astype(np.int8)
     return data
+
+
+@functools.lru_cache(maxsize=4)
+def _ladders(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.ndarray]:
+    """``extrapolation_ladders``, read-only: a step's angles, scores and live numbers read them once."""
+    ladders = extrapolation_ladders(T_train, T, d_model, base)
+    for omega in ladders.values():
+        omega.flags.writeable = False
+    return ladders
+
+
+@functools.lru_cache(maxsize=4)
+def _unseen(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.ndarray]:
+    """Per ladder, read-only: which pairs meet angles training never showed them (``core.unseen_pairs``)."""
+    unseen = {name: core.unseen_pairs(T_train, T, d_model, base, frequencies=omega)
+              for name, omega in _ladders(T_train, T, d_model, base).items()}
+    for marks in unseen.values():
+        marks.flags.writeable = False
+    return unseen
 
 
 def score_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.ndarray]:
@@ -87,7 +107,7 @@ def score_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.
     T_train − 1, where the table has no row)."""
     k = np.arange(T)
     data: dict[str, np.ndarray] = {"k": k}
-    for name, omega in extrapolation_ladders(T_train, T, d_model, base).items():
+    for name, omega in _ladders(T_train, T, d_model, base).items():
         # The trained ladder's S(k) does not depend on T_train: a T_train step reuses it.
         data[name] = (_trained_scores(T, d_model, base) if name == "sinusoidal"
                       else core.scores_range_from_frequencies(T, omega))
@@ -146,8 +166,7 @@ def _live_numbers(T_train: int, T: int, d_model: int, base: float) -> tuple[tupl
     pairs = d_model // 2
     scale = core.scale_factor(T_train, T)
     reach = core.training_angles(T_train, d_model, base)
-    unseen = {name: int(core.unseen_pairs(T_train, T, d_model, base, frequencies=omega).sum())
-              for name, omega in extrapolation_ladders(T_train, T, d_model, base).items()}
+    unseen = {name: int(marks.sum()) for name, marks in _unseen(T_train, T, d_model, base).items()}
     ramp = core.yarn_ramp(T_train, d_model, base)
     slopes = core.alibi_slopes(ALIBI_HEADS)
     values = {
