@@ -374,6 +374,7 @@ class PagePoll:
         self.room = ""
         self.shown: pollstore.Poll | None = None
         self.unavailable = False  # the store did not answer the last call (components.pollstore: Redis down)
+        self.listening = False  # whether the store tells this page of its room's poll (subscribed)
         self.last: pollstore.Poll | None = None  # the room's poll as last read from the store
         self.reopened = 0  # the number of a poll opened again after the store lost it (its status says so)
         self.controls: dict[int, PollControls] = {}
@@ -433,10 +434,14 @@ class PagePoll:
 
     def _listen(self, on: bool) -> None:
         if self.store is None or not self.room:
+            self.listening = False
             return
+        heard = True
         for topic in self._topics():
-            self._stored(self.store.subscribe if on else self.store.unsubscribe, self.room, topic, self._nudge,
-                         default=None)
+            heard = self._stored(self.store.subscribe if on else self.store.unsubscribe, self.room, topic,
+                                 self._nudge, default=False) is not False and heard
+        # A page that could not listen (the store out of reach) tries again at its next refresh.
+        self.listening = on and heard
 
     def _nudge(self, room: str) -> None:
         if room != self.room:
@@ -572,6 +577,8 @@ class PagePoll:
         if self.store is None or not self.room:
             poll = None
         else:
+            if not self.listening:
+                self._listen(True)
             poll = self._stored(self.store.current, self.room, default=self.last)
             self.last = poll
         poll = poll if poll is not None and poll.live else None

@@ -20,6 +20,8 @@ Two implementations, chosen like the room bus (``poll_store``):
   room's lifetime (``roombus.ROOM_TTL_S``). Changes go out on channel ``pe:room:<id>:poll``
   (open, reveal, close: every page of the room listens) and counts on ``pe:room:<id>:poll:counts``
   (the teacher's pages only), so a class of hundreds does not get every answer of every other student.
+  ``poll_store`` wraps it in a ``GuardedStore``: its blocking calls run in worker threads and hold the
+  server's loop for at most ``CALL_WAIT_S``, so a stalled Redis never holds the other pages' sliders.
 
 A subscriber's callback receives the room's id (a nudge, not the data: it then reads ``current``
 and ``counts``), in the server's IOLoop thread.
@@ -34,6 +36,8 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as WaitedTooLong
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -49,6 +53,13 @@ POLL, COUNTS = "poll", "counts"
 COUNTED, REPEAT, NOT_OPEN, INVALID = "counted", "repeat", "not_open", "invalid"
 #: At most this many options to a question (the quiz has four): an open with more is refused.
 MAX_OPTIONS = 8
+#: The longest a call on a Redis store holds the server's loop (s). A healthy Redis answers in well under a
+#: millisecond; past this the page says the poll cannot be reached, and the call ends in its worker thread
+#: (``socket_timeout``), so a stalled Redis never holds the sliders of the process's other pages for longer.
+CALL_WAIT_S = 0.05
+#: After a call that failed or did not answer in time, calls are refused at once for this long (s): a stalled
+#: Redis costs the loop one wait per pause, not one per page and click.
+PAUSE_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,8 @@ class _Listeners:
         """Add; True when it is the key's first callback."""
         with self.lock:
             listeners = self.callbacks.setdefault(key, [])
+            if callback in listeners:  # a page listening again after a failed try: once is enough
+                return False
             listeners.append(callback)
             return len(listeners) == 1
 
@@ -266,10 +279,10 @@ class RedisPollStore:
     def __init__(self, url: str, loop: IOLoop | None = None) -> None:
         import redis  # only needed with PE_REDIS_URL
 
-        # A poll's calls are made from a page's own callbacks: a stalled Redis may hold that page (never another,
-        # never a slider) for at most a second before the page says the poll cannot be reached.
+        # Made without a round trip: a Redis down when the first page asks is tried again at the next call (a
+        # ping here turned a process's polls off for good). Calls block their thread for at most a second;
+        # ``guarded_store`` runs them off the server's loop.
         self.redis = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1, health_check_interval=30)
-        self.redis.ping()
         self._open = self.redis.register_script(_OPEN_LUA)
         self._status = self.redis.register_script(_STATUS_LUA)
         self._answer = self.redis.register_script(_ANSWER_LUA)
@@ -338,7 +351,11 @@ class RedisPollStore:
 
     def subscribe(self, room: str, topic: str, callback: Callable[[str], None]) -> None:
         if self.listeners.add((room, topic), callback):
-            self.pubsub.subscribe(self.channel(room, topic))
+            try:
+                self.pubsub.subscribe(self.channel(room, topic))
+            except Exception:
+                self.listeners.remove((room, topic), callback)  # not heard: the page listens again later
+                raise
             if self.thread is None:
                 self.thread = threading.Thread(target=self._listen, name="pe-poll-redis", daemon=True)
                 self.thread.start()
@@ -362,6 +379,63 @@ class RedisPollStore:
                 self.loop.add_callback(self.listeners.deliver, (room, topic))
 
 
+class GuardedStore:
+    """A store whose calls run in worker threads, each holding the caller for at most ``CALL_WAIT_S``.
+
+    A call that fails, or does not answer in time, raises ``Unreachable`` (its thread finishes it, or times out,
+    alone), and the calls of the next ``PAUSE_S`` are refused at once: the page says the poll cannot be reached
+    and goes on. The wrapped store's numbers are unchanged.
+    """
+
+    def __init__(self, store: RedisPollStore, workers: int = 4) -> None:
+        self.store = store
+        self.kind = store.kind
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pe-poll-call")
+        self.paused_until = 0.0
+
+    def _call(self, name: str, *args: object) -> object:
+        if time.monotonic() < self.paused_until:
+            raise Unreachable(f"{name}: paused after a call that did not answer")
+        future = self.pool.submit(getattr(self.store, name), *args)
+        try:
+            return future.result(timeout=CALL_WAIT_S)
+        except WaitedTooLong:
+            self.paused_until = time.monotonic() + PAUSE_S
+            raise Unreachable(f"{name}: no answer in {CALL_WAIT_S * 1000:.0f} ms") from None
+        except Exception:
+            self.paused_until = time.monotonic() + PAUSE_S
+            raise
+
+    def open(self, room: str, secret: str, question: int, options: int, right: int, d_model: int,
+             after: int = 0) -> Poll | None:
+        return self._call("open", room, secret, question, options, right, d_model, after)
+
+    def reveal(self, room: str, secret: str, number: int) -> bool:
+        return self._call("reveal", room, secret, number)
+
+    def close(self, room: str, secret: str, number: int) -> bool:
+        return self._call("close", room, secret, number)
+
+    def answer(self, room: str, number: int, page: str, option: int) -> str:
+        return self._call("answer", room, number, page, option)
+
+    def current(self, room: str) -> Poll | None:
+        return self._call("current", room)
+
+    def counts(self, room: str, number: int) -> list[int]:
+        return self._call("counts", room, number)
+
+    def subscribe(self, room: str, topic: str, callback: Callable[[str], None]) -> None:
+        self._call("subscribe", room, topic, callback)
+
+    def unsubscribe(self, room: str, topic: str, callback: Callable[[str], None]) -> None:
+        self._call("unsubscribe", room, topic, callback)
+
+
+class Unreachable(ConnectionError):
+    """A guarded store's call did not answer in time, or came while calls are paused after one that did not."""
+
+
 _STORE: PollStore | None = None
 _STORE_BUS: object | None = None  # the bus the store was made beside: a new bus (a test, a fork) gets a new store
 _STORE_LOCK = threading.Lock()
@@ -376,9 +450,9 @@ def poll_store() -> PollStore | None:
             _STORE, _STORE_BUS = None, the_bus
             if the_bus is not None and the_bus.kind == "redis":
                 try:
-                    _STORE = RedisPollStore(os.environ.get("PE_REDIS_URL", "").strip())
+                    _STORE = GuardedStore(RedisPollStore(os.environ.get("PE_REDIS_URL", "").strip()))
                 except Exception as error:
-                    log.warning("polls: Redis at PE_REDIS_URL does not answer (%s); polls are off",
+                    log.warning("polls: the Redis client refuses PE_REDIS_URL (%s); polls are off",
                                 type(error).__name__)
             elif the_bus is not None:
                 _STORE = LocalPollStore(the_bus.check)

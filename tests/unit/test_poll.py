@@ -290,3 +290,90 @@ def test_a_room_recreated_with_its_poll_still_there_opens_nothing(local):
     box._restored(1)
     assert teacher.store.current(box.room) == before
     assert not controls.status_text.endswith(text("en", "poll_reopened"))
+
+
+def _held(call) -> tuple[float, object]:
+    """How long ``call()`` held its caller (s), and what it returned or raised."""
+    started = time.monotonic()
+    try:
+        result = call()
+    except Exception as error:
+        result = error
+    return time.monotonic() - started, result
+
+
+def test_a_stalled_redis_holds_a_poll_call_for_a_few_ms_then_is_skipped(monkeypatch):
+    """SIGSTOP on redis-server: each call on the poll store holds the server's loop for at most CALL_WAIT_S (then the
+    calls of PAUSE_S are refused at once), and the store answers again once Redis does."""
+    from tornado.ioloop import IOLoop
+
+    from tests.servers import redis_process
+
+    monkeypatch.setattr(pollstore, "PAUSE_S", 0.5)
+    with redis_process() as server:
+        loop = IOLoop(make_current=False)
+        the_bus = rooms.RedisBus(server.url)
+        room, secret = loop.run_sync(lambda: rooms.open_room(the_bus))
+        store = pollstore.GuardedStore(pollstore.RedisPollStore(server.url, loop))
+        poll = store.open(room, secret, 1, 4, 2, 32)
+        assert store.current(room) == poll
+        server.pause()
+        try:
+            for call in (lambda: store.current(room), lambda: store.answer(room, poll.number, "page-a", 0),
+                         lambda: store.counts(room, poll.number)):
+                held, result = _held(call)
+                assert isinstance(result, pollstore.Unreachable), result
+                assert held < 0.2, f"a poll call held the loop {held * 1000:.0f} ms"
+                time.sleep(pollstore.PAUSE_S)  # past the pause, so that each call meets the stall itself
+            held, result = _held(lambda: store.current(room))
+            assert isinstance(result, pollstore.Unreachable) and held < 0.2
+            held, result = _held(lambda: store.current(room))  # within the pause: refused at once
+            assert isinstance(result, pollstore.Unreachable) and held < 0.01
+        finally:
+            server.resume()
+        deadline = time.monotonic() + 10
+        while isinstance(result := _held(lambda: store.current(room))[1], Exception):
+            assert time.monotonic() < deadline, f"the store never answered again: {result!r}"
+            time.sleep(0.1)  # polling interval
+        assert result.number == poll.number and result.status == "open"
+        loop.run_sync(the_bus.aclose)
+        store.store.pubsub.close()
+        loop.close()
+
+
+def test_a_redis_down_when_polls_are_first_asked_for_is_tried_again():
+    """The store is made without a round trip: Redis down at the first page does not turn a process's polls off."""
+    from tornado.ioloop import IOLoop
+
+    from tests.servers import redis_process
+
+    with redis_process(start=False) as server:
+        loop = IOLoop(make_current=False)  # not the thread's current loop: later tests deliver without one
+        store = pollstore.GuardedStore(pollstore.RedisPollStore(server.url, loop))
+        held, result = _held(lambda: store.current("abcdef"))
+        assert isinstance(result, Exception) and held < 0.2  # redis-py's ConnectionError, refused at once
+        server.start()
+        deadline = time.monotonic() + 10
+        while isinstance(result := _held(lambda: store.current("abcdef"))[1], Exception):
+            assert time.monotonic() < deadline, f"the store never answered: {result!r}"
+            time.sleep(0.1)  # polling interval
+        assert result is None  # no poll in that room: an answer, not an error
+        store.store.pubsub.close()
+        loop.close()
+
+
+def test_a_page_that_could_not_listen_listens_at_its_next_refresh(local):
+    teacher, a, _b, _box = pages()
+    controls = teacher.tools(CheckYourself(teacher.box.state), 1)
+    a._listen(False)
+    a.store = _Down(a.store)
+    a.store.down = True
+    a._listen(True)
+    assert not a.listening
+    controls.asks += 1  # opened while a could not listen: it hears nothing
+    assert not a.card.shown
+    a.store.down = False
+    a.refresh()  # listens again, and reads the poll
+    assert a.listening and a.card.shown
+    controls.reveals += 1  # now heard without a refresh by hand
+    assert a.card.right == controls.right >= 0
