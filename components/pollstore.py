@@ -53,12 +53,12 @@ POLL, COUNTS = "poll", "counts"
 COUNTED, REPEAT, NOT_OPEN, INVALID = "counted", "repeat", "not_open", "invalid"
 #: At most this many options to a question (the quiz has four): an open with more is refused.
 MAX_OPTIONS = 8
-#: The longest a call on a Redis store holds the server's loop (s). A healthy Redis answers in well under a
-#: millisecond; past this the page says the poll cannot be reached, and the call ends in its worker thread
-#: (``socket_timeout``), so a stalled Redis never holds the sliders of the process's other pages for longer.
-CALL_WAIT_S = 0.05
-#: After a call that failed or did not answer in time, calls are refused at once for this long (s): a stalled
-#: Redis costs the loop one wait per pause, not one per page and click.
+#: The longest a call on a Redis store holds the server's loop (s): the time a page in no room may wait for its
+#: slider while Redis stalls. A healthy Redis answers in well under a millisecond; past this the page says the
+#: poll cannot be reached, and the call ends in its worker thread (``socket_timeout``).
+CALL_WAIT_S = 0.1
+#: After a call that failed or did not answer in time, calls are refused at once for this long (s), unless that
+#: call answers after all (a busy machine, not a stalled Redis): one wait per pause, not one per page and click.
 PAUSE_S = 3.0
 
 
@@ -401,10 +401,15 @@ class GuardedStore:
             return future.result(timeout=CALL_WAIT_S)
         except WaitedTooLong:
             self.paused_until = time.monotonic() + PAUSE_S
+            future.add_done_callback(self._answered_late)
             raise Unreachable(f"{name}: no answer in {CALL_WAIT_S * 1000:.0f} ms") from None
         except Exception:
             self.paused_until = time.monotonic() + PAUSE_S
             raise
+
+    def _answered_late(self, future) -> None:
+        if not future.cancelled() and future.exception() is None:
+            self.paused_until = 0.0  # the store answers: the next call is made
 
     def open(self, room: str, secret: str, question: int, options: int, right: int, d_model: int,
              after: int = 0) -> Poll | None:

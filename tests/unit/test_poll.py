@@ -377,3 +377,27 @@ def test_a_page_that_could_not_listen_listens_at_its_next_refresh(local):
     assert a.listening and a.card.shown
     controls.reveals += 1  # now heard without a refresh by hand
     assert a.card.right == controls.right >= 0
+
+
+def test_a_call_that_answers_late_lifts_the_pause():
+    """A busy machine, not a stalled store: the call past CALL_WAIT_S is reported, and once it answers in its
+    thread the next call is made (not refused for PAUSE_S)."""
+    class Slow:
+        kind = "redis"
+        delay = 3 * pollstore.CALL_WAIT_S
+
+        def current(self, room):
+            time.sleep(self.delay)  # the store's answer, late (a stand-in for a slow round trip)
+            return None
+
+    slow = Slow()
+    store = pollstore.GuardedStore(slow)
+    held, result = _held(lambda: store.current("abcdef"))
+    assert isinstance(result, pollstore.Unreachable) and held < 2 * pollstore.CALL_WAIT_S
+    slow.delay = 0
+    deadline = time.monotonic() + 5
+    while isinstance(result := _held(lambda: store.current("abcdef"))[1], Exception):
+        assert time.monotonic() < deadline, "still paused after the late answer"
+        time.sleep(0.02)  # polling interval
+    assert result is None and time.monotonic() < deadline
+    assert store.paused_until == 0.0  # lifted by the late answer, not by the pause running out (3 s)
