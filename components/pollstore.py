@@ -281,7 +281,7 @@ class RedisPollStore:
 
         # Made without a round trip: a Redis down when the first page asks is tried again at the next call (a
         # ping here turned a process's polls off for good). Calls block their thread for at most a second;
-        # ``guarded_store`` runs them off the server's loop.
+        # ``GuardedStore`` runs them off the server's loop.
         self.redis = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1, health_check_interval=30)
         self._open = self.redis.register_script(_OPEN_LUA)
         self._status = self.redis.register_script(_STATUS_LUA)

@@ -8,6 +8,7 @@ its CSV has all 2048).
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -110,16 +111,16 @@ def learned_rows(rows: int, d_model: int, seed: int = 0) -> np.ndarray:
     its rows and columns (up to the sliders' ends), so that a drag upwards draws it a few times, not at every
     step (a 1024-wide table of 1024 rows took ~20 ms to draw).
     """
+    sizes_taken = all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in (rows, d_model))
+    if not sizes_taken or rows < 1 or d_model < 2 or d_model % 2:
+        return core.learned_table(rows, d_model, seed)  # raises, naming the size it refuses
     drawn = _LEARNED_DRAWN.get(seed)
     if drawn is None or drawn.shape[0] < rows or drawn.shape[1] < d_model:
         have_rows, have_columns = (0, 0) if drawn is None else drawn.shape
-        # Sizes the core refuses are drawn as asked: its message names what is wrong.
         drawn = core.learned_table(max(rows, min(2 * have_rows, T_MAX)),
                                    max(d_model, min(2 * have_columns, D_MODEL_MAX)), seed)
         drawn.flags.writeable = False
         _LEARNED_DRAWN[seed] = drawn
-    elif rows < 1 or d_model < 2 or d_model % 2:
-        core.learned_table(rows, d_model, seed)  # raises, naming the size it refuses
     return drawn[:rows, :d_model]
 
 

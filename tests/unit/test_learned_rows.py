@@ -42,10 +42,12 @@ def test_a_drag_up_draws_a_few_times_not_at_every_step():
     assert len(tables) <= 6  # 64, 128, 256, 512, 1024 columns
 
 
-@pytest.mark.parametrize(("rows", "d_model", "message"), [(0, 8, "rows"), (4, 7, "d_model"), (4, 0, "d_model")])
+@pytest.mark.parametrize(("rows", "d_model", "message"), [
+    (0, 8, "rows"), (4, 7, "d_model"), (4, 0, "d_model"), (64, 7, "d_model"), (4, 8.0, "d_model"), (True, 8, "rows"),
+])
 def test_sizes_the_core_refuses_are_refused_cached_or_not(rows, d_model, message):
     with pytest.raises(ValueError, match=message):
         datasets.learned_rows(rows, d_model)
-    datasets.learned_rows(16, 16)
+    datasets.learned_rows(16, 16)  # a table drawn: smaller sizes and larger ones are both refused the same
     with pytest.raises(ValueError, match=message):
         datasets.learned_rows(rows, d_model)
