@@ -1,6 +1,7 @@
 """Server time of one state change with some of the lesson's sections built, in process (a development tool).
 
-    python -m bench.sections gram,rope pos [--size lesson] [--repeats 30] [--as-step] [--walk] [--profile [--show-all]]
+    python -m bench.sections gram,rope pos [--size lesson] [--query T_train=1024] [--repeats 30] [--as-step] [--walk]
+                             [--profile [--show-all]]
 
 Builds the sections (their slugs, as in ``app.lesson.SECTIONS``) on one session
 state in one Bokeh document, as awake sections of ``/`` are, then moves the
@@ -20,6 +21,7 @@ import contextlib
 import statistics
 import threading
 import time
+from urllib.parse import parse_qsl
 
 from bench.common import SIZES
 
@@ -34,6 +36,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--show-all", action="store_true", help="with --profile: every frame (Panel's, Bokeh's too)")
     parser.add_argument("--as-step", action="store_true",
                         help="make each change inside components.widgets.one_message(), as a served step is")
+    parser.add_argument("--query", default="", metavar="KEY=VALUE&...",
+                        help="more of the state, as in a page's address, e.g. T_train=1024 (as bench.extrapolation "
+                             "opens the section: costs that grow with it are invisible at the default)")
     parser.add_argument("--walk", action="store_true",
                         help="a new value at every change (as a drag), not back and forth between two")
     args = parser.parse_args(argv)
@@ -52,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     fastsync.install()
     doc = Document()
     with set_curdoc(doc):
-        state = ExplorerState(**parse_query(SIZES[args.size])[0])
+        state = ExplorerState(**parse_query({**SIZES[args.size], **dict(parse_qsl(args.query))})[0])
         column = pn.Column(*(SECTIONS[slug](state) for slug in args.slugs.split(",")))
         doc.add_root(column.get_root(doc))
         doc.models.flush_synced()  # sent to the browser: synced, as in bench.run.session_in_process
