@@ -30,6 +30,7 @@ and ``counts``), in the server's IOLoop thread.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hmac
 import logging
 import os
@@ -393,10 +394,10 @@ class GuardedStore:
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pe-poll-call")
         self.paused_until = 0.0
 
-    def _call(self, name: str, *args: object) -> object:
+    def _call(self, name: str, *args: object, **kwargs: object) -> object:
         if time.monotonic() < self.paused_until:
             raise Unreachable(f"{name}: paused after a call that did not answer")
-        future = self.pool.submit(getattr(self.store, name), *args)
+        future = self.pool.submit(getattr(self.store, name), *args, **kwargs)
         try:
             return future.result(timeout=CALL_WAIT_S)
         except WaitedTooLong:
@@ -411,30 +412,16 @@ class GuardedStore:
         if not future.cancelled() and future.exception() is None:
             self.paused_until = 0.0  # the store answers: the next call is made
 
-    def open(self, room: str, secret: str, question: int, options: int, right: int, d_model: int,
-             after: int = 0) -> Poll | None:
-        return self._call("open", room, secret, question, options, right, d_model, after)
+    def __getattr__(self, name: str) -> Callable[..., object]:
+        # Every call of ``PollStore`` goes through the guard, with the wrapped store's own signature.
+        if name in _STORE_CALLS:
+            return functools.partial(self._call, name)
+        raise AttributeError(name)
 
-    def reveal(self, room: str, secret: str, number: int) -> bool:
-        return self._call("reveal", room, secret, number)
 
-    def close(self, room: str, secret: str, number: int) -> bool:
-        return self._call("close", room, secret, number)
-
-    def answer(self, room: str, number: int, page: str, option: int) -> str:
-        return self._call("answer", room, number, page, option)
-
-    def current(self, room: str) -> Poll | None:
-        return self._call("current", room)
-
-    def counts(self, room: str, number: int) -> list[int]:
-        return self._call("counts", room, number)
-
-    def subscribe(self, room: str, topic: str, callback: Callable[[str], None]) -> None:
-        self._call("subscribe", room, topic, callback)
-
-    def unsubscribe(self, room: str, topic: str, callback: Callable[[str], None]) -> None:
-        self._call("unsubscribe", room, topic, callback)
+#: The calls of a ``PollStore`` (its Protocol's methods), which ``GuardedStore`` runs off the loop.
+_STORE_CALLS = frozenset(name for name, value in vars(PollStore).items()
+                         if callable(value) and not name.startswith("_"))
 
 
 class Unreachable(ConnectionError):

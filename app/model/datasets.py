@@ -8,13 +8,13 @@ its CSV has all 2048).
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from app.model import core
+from app.model.core._checks import _integer
 from app.model.state import D_MODEL_MAX, T_MAX, ExplorerState, parse_query
 
 
@@ -111,9 +111,9 @@ def learned_rows(rows: int, d_model: int, seed: int = 0) -> np.ndarray:
     its rows and columns (up to the sliders' ends), so that a drag upwards draws it a few times, not at every
     step (a 1024-wide table of 1024 rows took ~20 ms to draw).
     """
-    sizes_taken = all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in (rows, d_model))
-    if not sizes_taken or rows < 1 or d_model < 2 or d_model % 2:
-        return core.learned_table(rows, d_model, seed)  # raises, naming the size it refuses
+    # The core's own checks (the same messages), before the cache: a table larger than asked must not let an
+    # odd width through.
+    rows, d_model = _integer("rows", rows, 1), _integer("d_model", d_model, 2, even=True)
     drawn = _LEARNED_DRAWN.get(seed)
     if drawn is None or drawn.shape[0] < rows or drawn.shape[1] < d_model:
         have_rows, have_columns = (0, 0) if drawn is None else drawn.shape
