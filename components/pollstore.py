@@ -412,6 +412,10 @@ class GuardedStore:
         if not future.cancelled() and future.exception() is None:
             self.paused_until = 0.0  # the store answers: the next call is made
 
+    def close(self) -> None:
+        """Let the worker threads end once their calls do (a call stalled on Redis ends at its socket timeout)."""
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
     def __getattr__(self, name: str) -> Callable[..., object]:
         # Every call of ``PollStore`` goes through the guard, with the wrapped store's own signature.
         if name in _STORE_CALLS:
@@ -439,7 +443,8 @@ def poll_store() -> PollStore | None:
     the_bus = rooms.bus()
     with _STORE_LOCK:
         if the_bus is not _STORE_BUS:
-            _STORE, _STORE_BUS = None, the_bus
+            _forget_store()
+            _STORE_BUS = the_bus
             if the_bus is not None and the_bus.kind == "redis":
                 try:
                     _STORE = GuardedStore(RedisPollStore(os.environ.get("PE_REDIS_URL", "").strip()))
@@ -453,6 +458,14 @@ def poll_store() -> PollStore | None:
 
 def reset_poll_store() -> None:
     """Forget this process's store (tests switch between transports, as ``roombus.reset_bus``)."""
-    global _STORE, _STORE_BUS
+    global _STORE_BUS
     with _STORE_LOCK:
-        _STORE, _STORE_BUS = None, None
+        _forget_store()
+        _STORE_BUS = None
+
+
+def _forget_store() -> None:
+    global _STORE
+    if isinstance(_STORE, GuardedStore):
+        _STORE.close()
+    _STORE = None

@@ -415,6 +415,9 @@ class RedisBus:
                 self._pubsub = None
                 if pubsub is not None:
                     with contextlib.suppress(Exception):  # the connection is gone anyway
+                        # A task closed with its loop gone (a test's loop, ended) has nothing to await with:
+                        # no close call is made, rather than one made and never awaited.
+                        asyncio.get_running_loop()
                         await asyncio.wait_for(pubsub.aclose(), CALL_TIMEOUT_S)
             await asyncio.sleep(delay)  # the backoff between two tries, not a synchronisation delay
             delay = min(delay * 2, BACKOFF_MAX_S)

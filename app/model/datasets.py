@@ -146,12 +146,13 @@ ALIBI_HEADS = 8
 
 def _extrapolation_scores(s: ExplorerState) -> Table:
     k = np.arange(s.T)
-    scores = [core.scores_from_frequencies(k, omega) for omega in _extrapolation_ladders(s).values()]
+    ladders = _extrapolation_ladders(s)
+    scores = [core.scores_from_frequencies(k, omega) for omega in ladders.values()]
     defined = core.learned_defined(k, s.T_train)
     learned = np.full(s.T, np.nan)
     learned[defined] = core.table_dot_scores(learned_rows(s.T_train, s.d_model), 0, k[defined])
     alibi = core.alibi_biases(k, core.alibi_slopes(ALIBI_HEADS))
-    return Table(["k", *(f"score_{name}" for name in _extrapolation_ladders(s)), "score_learned",
+    return Table(["k", *(f"score_{name}" for name in ladders), "score_learned",
                   *(f"alibi_head_{j}" for j in range(1, ALIBI_HEADS + 1))],
                  np.column_stack([k, *scores, learned, *alibi]))
 

@@ -4,6 +4,7 @@ parts (components.poll.PagePoll beside a RoomBox): who may open, one answer per 
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 import time
 
 import pytest
@@ -408,3 +409,26 @@ def test_a_call_that_answers_late_lifts_the_pause():
         time.sleep(0.02)  # polling interval
     assert result is None and time.monotonic() < deadline
     assert store.paused_until == 0.0  # lifted by the late answer, not by the pause running out (3 s)
+
+
+def test_a_forgotten_guarded_store_lets_its_threads_end(monkeypatch):
+    """``reset_poll_store`` (and a new bus) closes the store it forgets: its worker threads end with their calls,
+    not with the process."""
+    class Store:
+        kind = "redis"
+
+        def current(self, room):
+            return None
+
+    before = set(threading.enumerate())
+    guarded = pollstore.GuardedStore(Store())
+    assert guarded.current("abcdef") is None  # a worker thread now exists
+    workers = [thread for thread in set(threading.enumerate()) - before if thread.name.startswith("pe-poll-call")]
+    assert workers
+    monkeypatch.setattr(pollstore, "_STORE", guarded)
+    pollstore.reset_poll_store()
+    assert pollstore._STORE is None
+    deadline = time.monotonic() + 5
+    while any(thread.is_alive() for thread in workers):
+        assert time.monotonic() < deadline, "the forgotten store's worker threads are still running"
+        time.sleep(0.02)  # polling interval
