@@ -35,20 +35,9 @@ def script_embedded() -> bool:
 #: Per session state, the parameters whose sliders write themselves into the address.
 _WRITTEN_BY_SLIDERS: WeakKeyDictionary[ExplorerState, set[str]] = WeakKeyDictionary()
 
-#: Browser side of ``write_to_address``: the slider's new value goes into the address
-#: once the moves pause for 150 ms (browsers throttle history.replaceState calls).
-_SLIDER_JS = """
-const w = window;
-const a = w.__peAddress || (w.__peAddress = {pending: {}, timer: 0});
-a.pending[KEY] = String(cb_obj.value);
-clearTimeout(a.timer);
-a.timer = setTimeout(() => {
-  const url = new URL(w.location.href);
-  for (const [key, value] of Object.entries(a.pending)) url.searchParams.set(key, value);
-  a.pending = {};
-  if (url.href !== w.location.href) w.history.replaceState(w.history.state, "", url.href);
-}, 150);
-"""
+#: Browser side of ``write_to_address``: the slider hands its new value to the page's one writer of the
+#: address (``AddressBar``'s ``window.__peAddress``), which writes it once the moves pause.
+_SLIDER_JS = "window.__peAddress?.set(KEY, String(cb_obj.value));"
 
 
 def write_to_address(widget: pn.widgets.Widget, state: ExplorerState, name: str) -> pn.widgets.Widget:
@@ -68,6 +57,9 @@ def write_to_address(widget: pn.widgets.Widget, state: ExplorerState, name: str)
     _WRITTEN_BY_SLIDERS.setdefault(source_of(state), set()).add(name)
     return widget
 
+
+#: How long the sliders' moves must pause before their values go into the address.
+SLIDER_PAUSE_MS = 150
 
 #: The document's template variable that holds the title its page's HTML should carry.
 PAGE_TITLE_VARIABLE = "pe_page_title"
@@ -100,25 +92,34 @@ class AddressBar(PlainJSComponent):
 
     _esm = """
     export function render({ model }) {
-      const apply = () => {
+      // The page's one writer of its address. Two things feed it: the state's query from the server
+      // (``query``: written just after the message that brought it, not while the page applies it, since a
+      // replaceState costs Chromium 1-3 ms there; the changes of one message make one write), and the values
+      // the sliders hand it themselves (``set``: written once the moves pause for SLIDER_PAUSE_MS, since
+      // browsers throttle history.replaceState). A slider's value is newer than the query last received, and
+      // stays in it until the next query (which the server makes from the state, the slider's value included).
+      let query = new URLSearchParams(model.query);
+      const pending = new Map();
+      let timer = 0;
+      const write = () => {
+        clearTimeout(timer);
+        timer = 0;
+        for (const [key, value] of pending) query.set(key, value);
+        pending.clear();
         const url = new URL(window.location.href);
-        const query = new URLSearchParams(model.query);
         for (const [key, value] of query) url.searchParams.set(key, value);
         for (const key of model.optional) if (!query.has(key)) url.searchParams.delete(key);
         if (url.href !== window.location.href) window.history.replaceState(window.history.state, "", url.href);
       };
-      apply();
-      // Right after the step's message, not while the page applies it (a replaceState costs Chromium
-      // 1-3 ms there); changes within one message make one write.
-      let timer = 0;
-      model.on("query", () => {
-        if (!timer) timer = setTimeout(() => { timer = 0; apply(); });
-      });
+      const later = (ms) => { clearTimeout(timer); timer = setTimeout(write, ms); };
+      write();
+      model.on("query", () => { query = new URLSearchParams(model.query); later(0); });
+      window.__peAddress = { set: (key, value) => { pending.set(key, value); later(SLIDER_PAUSE_MS); } };
       if (model.title) document.title = model.title;
       if (model.lang) document.documentElement.lang = model.lang;
       return document.createElement("span");
     }
-    """
+    """.replace("SLIDER_PAUSE_MS", str(SLIDER_PAUSE_MS))
 
     def __init__(self, state: ExplorerState, **params):
         params.setdefault("name", "address_bar")

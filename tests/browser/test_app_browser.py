@@ -66,7 +66,13 @@ def test_address_bar_follows_the_sliders(page, app_url):
     press(page, text("en", "pos"), "ArrowRight", times=2)
     wait_until(lambda: query_of(address(page)).get("pos") == "2", message="pos=2 never reached the address bar")
     query = query_of(address(page))
-    assert (query["d_model"], query["T"], query["lang"]) == ("32", "24", "en")
+    # The page has one writer of its address: a slider's value stays in it when another slider writes,
+    # and when the server sends the state's query (a size step), as the values it had.
+    assert (query["d_model"], query["T"], query["lang"], query["k"]) == ("32", "24", "en", "4")
+    press(page, text("en", "T"), "ArrowRight")
+    wait_until(lambda: query_of(address(page)).get("T") == "25", message="T=25 never reached the address bar")
+    query = query_of(address(page))
+    assert (query["d_model"], query["k"], query["pos"]) == ("32", "4", "2")
 
     # A copied link reproduces the view.
     page.goto(address(page))
