@@ -27,3 +27,23 @@ class PlainJSComponent(JSComponent):
         esm = cls.__dict__.get("_esm")
         if isinstance(esm, str) and not esm.startswith(PLAIN_MARK):
             cls._esm = f"{PLAIN_MARK}\n{esm}"
+
+
+#: JavaScript: ``radioOption(model, group, i, text)``, option ``i`` of a radio group as a ``<label>`` holding its
+#: ``<input type=radio>`` (named ``group``, checked when ``model.choice`` is ``i``, setting ``model.choice``
+#: when picked) and its words (``text``, as plain text); returns ``{line, input, words}``.
+RADIO_OPTION_JS = """
+const radioOption = (model, group, i, text) => {
+  const line = document.createElement("label");
+  const input = document.createElement("input");
+  input.type = "radio";
+  input.name = group;
+  input.value = String(i);
+  input.checked = model.choice === i;
+  input.addEventListener("change", () => { if (input.checked) model.choice = i; });
+  const words = document.createElement("span");
+  words.textContent = text;
+  line.append(input, words);
+  return { line, input, words };
+};
+"""

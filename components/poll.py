@@ -35,7 +35,7 @@ from app.model.strings import text
 from components import pollstore
 from components.address import script_embedded
 from components.lesson.quiz import CheckYourself, question_explanation, question_labels, question_right
-from components.plainjs import PlainJSComponent
+from components.plainjs import RADIO_OPTION_JS, PlainJSComponent
 from components.prose import Prose
 from components.room import RoomBox, room_box
 from components.widgets import mark_connected
@@ -237,7 +237,7 @@ class PollCard(PlainJSComponent):
     message = param.String(default="")
     announce = param.String(default="")
 
-    _esm = """
+    _esm = RADIO_OPTION_JS + """
     export function render({ model }) {
       const card = document.createElement("section");
       card.className = "pe-poll-card";
@@ -290,17 +290,8 @@ class PollCard(PlainJSComponent):
         legend.textContent = model.legend;
         set.replaceChildren(legend);
         model.labels.forEach((label, i) => {
-          const line = document.createElement("label");
-          const input = document.createElement("input");
-          input.type = "radio";
-          input.name = id;
-          input.value = String(i);
-          input.checked = model.choice === i;
+          const { line, input, words } = radioOption(model, id, i, String.fromCharCode(65 + i) + ". " + label);
           input.disabled = model.answered || model.right >= 0;
-          input.addEventListener("change", () => { if (input.checked) model.choice = i; });
-          const words = document.createElement("span");
-          words.textContent = String.fromCharCode(65 + i) + ". " + label;
-          line.append(input, words);
           const marks = [];
           if (model.right === i) marks.push("✔ " + model.right_mark);
           if (model.mine === i) marks.push(model.yours_mark);

@@ -412,8 +412,10 @@ class GuardedStore:
         if not future.cancelled() and future.exception() is None:
             self.paused_until = 0.0  # the store answers: the next call is made
 
-    def close(self) -> None:
-        """Let the worker threads end once their calls do (a call stalled on Redis ends at its socket timeout)."""
+    def shut_down(self) -> None:
+        """Let the worker threads end once their calls do (a call stalled on Redis ends at its socket timeout).
+
+        Not ``close``: that is a call of the store (a poll closed), which this class forwards."""
         self.pool.shutdown(wait=False, cancel_futures=True)
 
     def __getattr__(self, name: str) -> Callable[..., object]:
@@ -467,5 +469,5 @@ def reset_poll_store() -> None:
 def _forget_store() -> None:
     global _STORE
     if isinstance(_STORE, GuardedStore):
-        _STORE.close()
+        _STORE.shut_down()
     _STORE = None

@@ -22,7 +22,7 @@ import param
 from app.model import core
 from app.model.strings import text
 from components.lesson.base import LessonSection
-from components.plainjs import PlainJSComponent
+from components.plainjs import RADIO_OPTION_JS, PlainJSComponent
 from components.stylesheets import STYLESHEET
 from components.widgets import LiveHTML
 
@@ -65,7 +65,7 @@ class QuizChoice(PlainJSComponent):
     labels = param.List(default=[], item_type=str, doc="The options, as plain text (shown as text, not HTML).")
     choice = param.Integer(default=-1, doc="Index of the option picked; -1 before any.")
 
-    _esm = """
+    _esm = RADIO_OPTION_JS + """
     export function render({ model }) {
       const set = document.createElement("fieldset");
       set.className = "pe-quiz";
@@ -74,19 +74,7 @@ class QuizChoice(PlainJSComponent):
         const legend = document.createElement("legend");
         legend.textContent = model.legend;
         set.replaceChildren(legend);
-        model.labels.forEach((label, i) => {
-          const row = document.createElement("label");
-          const input = document.createElement("input");
-          input.type = "radio";
-          input.name = group;
-          input.value = String(i);
-          input.checked = model.choice === i;
-          input.addEventListener("change", () => { if (input.checked) model.choice = i; });
-          const words = document.createElement("span");
-          words.textContent = label;
-          row.append(input, words);
-          set.append(row);
-        });
+        model.labels.forEach((label, i) => set.append(radioOption(model, group, i, label).line));
       };
       draw();
       model.on("labels", draw);

@@ -420,9 +420,14 @@ def test_a_forgotten_guarded_store_lets_its_threads_end(monkeypatch):
         def current(self, room):
             return None
 
+        def close(self, room, secret, number):
+            return (room, secret, number)
+
     before = set(threading.enumerate())
     guarded = pollstore.GuardedStore(Store())
     assert guarded.current("abcdef") is None  # a worker thread now exists
+    # A poll closed is a call of the store, forwarded like the others (not the guard's own shutting down).
+    assert guarded.close("abcdef", "secret", 1) == ("abcdef", "secret", 1)
     workers = [thread for thread in set(threading.enumerate()) - before if thread.name.startswith("pe-poll-call")]
     assert workers
     monkeypatch.setattr(pollstore, "_STORE", guarded)
