@@ -23,15 +23,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
-import json
 from typing import Any
 
-from bench.common import ROOT, _browser, load_times, log, machine, server, stats, write_between_markers
+from bench.common import ROOT, DocTable, _browser, load_times, log, machine, server, stats
 from bench.floor import Page
 from components.internals import PATCHES
 
-RESULTS = ROOT / "docs" / "bench" / "ablation.json"
-DOC = ROOT / "docs" / "performance.md"
+TABLE = DocTable("ablation", ROOT / "docs" / "performance.md", "ablation", before="## What makes the app fast")
 #: The app's pages measured for each variant, and the floor's.
 APP_PAGES = ("explore", "lesson")
 #: A patch's removal is kept (the patch dropped) below this cost of p50 (issue #43).
@@ -140,10 +138,6 @@ def _ms(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}"
 
 
-def write_doc(results: dict[str, Any]) -> None:
-    write_between_markers(DOC, "ablation", render(results), before="## What makes the app fast")
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.ablation", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer presses")
@@ -160,16 +154,13 @@ def main(argv: list[str] | None = None) -> None:
     results = run(variants, [s.strip() for s in args.sizes.split(",")], rounds=3 if args.quick else 4,
                   per_turn=2 if args.quick else 3, load=args.load)
     if not args.no_doc:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        if RESULTS.exists():  # a run of some patches keeps the others' rows
-            previous = json.loads(RESULTS.read_text())
+        if (previous := TABLE.read()) is not None:  # a run of some patches keeps the others' rows
             for size, by_variant in previous.get("sizes", {}).items():
                 for variant, pages in by_variant.items():
                     results["sizes"].setdefault(size, {}).setdefault(variant, pages)
             for variant, pages in previous.get("loads", {}).items():
                 results.setdefault("loads", {}).setdefault(variant, pages)
-        RESULTS.write_text(json.dumps(results, indent=1) + "\n")
-        write_doc(results)
+        TABLE.publish(results, render(results))
     print(render(results))
 
 

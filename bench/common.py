@@ -7,15 +7,18 @@ here imports a part, so the benchmark's modules form no import cycle.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from unittest import mock
 
@@ -26,7 +29,10 @@ sys.path.insert(0, str(ROOT))
 
 from tests.helpers import plots_drawn, wait_until  # noqa: E402
 
+#: Scratch results (git-ignored): every run's stamped file, and a run's partial results while it runs.
 RESULTS = ROOT / "bench" / "results"
+#: The results the docs' tables are made from (committed): one file per benchmark, its latest run.
+PUBLISHED = ROOT / "docs" / "bench"
 
 
 #: The lesson's NumPy cells and the largest table the sliders allow; pair/pos/k
@@ -89,31 +95,36 @@ def server(which: str, procs: int = 1, env: dict[str, str] | None = None) -> Ite
     """``python -m bench.serve which PORT PROCS`` in a subprocess (``env`` added to this one's environment);
     yields (port, pid) once it answers."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "bench.serve", which, str(port), str(procs)], cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-                               env={**os.environ, **(env or {})})
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/liveness", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{which} server did not start: {process.stderr.read().decode()[-2000:]}")
-            time.sleep(0.2)
-        yield port, process.pid
-    finally:
-        process.terminate()
+    # The server's log goes to a file, not a pipe: a pipe nobody reads while the server runs fills up (64 KB of
+    # warnings, e.g. bench.reliability's hostile values) and then blocks the server at its next log line.
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen([sys.executable, "-m", "bench.serve", which, str(port), str(procs)], cwd=ROOT,
+                                   stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True,
+                                   env={**os.environ, **(env or {})})
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        with contextlib.suppress(ProcessLookupError):  # forked workers, if any outlived the parent
-            os.killpg(process.pid, 9)
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/liveness", timeout=2) as response:
+                        if response.status == 200:
+                            break
+                except OSError:
+                    pass
+                if process.poll() is not None or time.monotonic() > deadline:
+                    errors.seek(0)
+                    log_tail = errors.read().decode(errors="replace")[-2000:]
+                    raise RuntimeError(f"{which} server did not start: {log_tail}")
+                time.sleep(0.2)
+            yield port, process.pid
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            with contextlib.suppress(ProcessLookupError):  # forked workers, if any outlived the parent
+                os.killpg(process.pid, 9)
 
 
 def steps(value: float, low: float, high: float, n: int) -> list[int]:
@@ -284,6 +295,41 @@ def machine() -> dict[str, str]:
     return {"cpu": cpu, "cores": str(os.cpu_count()), "python": platform.python_version(),
             "panel": panel.__version__, "bokeh": bokeh.__version__, "tornado": tornado.version,
             "numpy": np.__version__, "chromium": chromium, "kernel": platform.release(), "loadavg_at_start": load}
+
+
+@dataclass(frozen=True)
+class DocTable:
+    """Where a benchmark's latest results go: ``docs/bench/<name>.json``, and the table its ``render`` makes
+    of them, between the markers ``<!-- marker:begin -->`` and ``<!-- marker:end -->`` of ``doc`` (put just
+    before the heading ``before`` in a doc without them). ``python -m bench.docs`` makes every table again
+    from its file, and tests/unit/test_bench_docs.py holds each table to its file."""
+
+    name: str
+    doc: Path
+    marker: str
+    before: str
+
+    @property
+    def results(self) -> Path:
+        return PUBLISHED / f"{self.name}.json"
+
+    def read(self) -> dict | None:
+        """The results published last, or None before the first run."""
+        return json.loads(self.results.read_text(encoding="utf-8")) if self.results.exists() else None
+
+    def publish(self, results: dict, block: str) -> None:
+        """Keep ``results`` as the latest and put ``block`` (their table) into the doc."""
+        PUBLISHED.mkdir(parents=True, exist_ok=True)
+        self.results.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        write_between_markers(self.doc, self.marker, block, self.before)
+
+    def shown(self) -> str | None:
+        """What the doc holds between the markers now (None without them)."""
+        begin, end = f"<!-- {self.marker}:begin -->", f"<!-- {self.marker}:end -->"
+        text = self.doc.read_text(encoding="utf-8")
+        if begin not in text or end not in text:
+            return None
+        return text.split(begin, 1)[1].split(end, 1)[0].strip("\n")
 
 
 def write_between_markers(doc: Path, name: str, block: str, before: str) -> None:

@@ -161,7 +161,8 @@ def measure(browser, url: str, drags: int, hand=None) -> dict[str, Any]:
             during = {text for t, text in changes if down <= t <= up}
             rates.append(len(during) / ((up - down) / 1000))
             durations.append(up - down)
-            final = f"pos + k = {pos + result['final_k']}"
+            # As the label prints it: a negative target with U+2212 MINUS SIGN (app.model.strings.minus_sign).
+            final = "pos + k = " + str(pos + result["final_k"]).replace("-", "\u2212")
             shown = [t for t, text in changes if text == final]
             if _target_text(page) != final or not (shown or final in during):
                 wrong += 1

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 from typing import Any
 from urllib.parse import urlencode
 
-from bench.common import ROOT, SIZES, _browser, log, machine, server, wait_until, write_between_markers
+from bench.common import ROOT, SIZES, DocTable, _browser, log, machine, server, wait_until
 from bench.lesson import lesson_sliders
 
-RESULTS = ROOT / "docs" / "bench" / "extrapolation.json"
-DOC = ROOT / "docs" / "performance.md"
+TABLE = DocTable("extrapolation", ROOT / "docs" / "performance.md", "extrapolation",
+                 before="## Dragging a slider (issue #10)")
 #: The section's target (issue #46): every slider's p95 at most this, at every size.
 TARGET_P95_MS = 30.0
 
@@ -65,10 +64,6 @@ def _ms(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}"
 
 
-def write_doc(results: dict[str, Any]) -> None:
-    write_between_markers(DOC, "extrapolation", render(results), before="## Dragging a slider (issue #10)")
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.extrapolation", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
@@ -76,9 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     results = run(args.repeats)
     if not args.no_doc:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(results, indent=1) + "\n")
-        write_doc(results)
+        TABLE.publish(results, render(results))
     print(render(results))
 
 

@@ -1,6 +1,7 @@
 """Faults and their cost to everyone else: ``python -m bench.reliability [--quick]``.
 
-Parts (numbers into docs/reliability.md, between its bench markers):
+Parts (results into docs/bench/reliability.json, and the tables made from them into docs/reliability.md,
+between its bench markers):
 
 * ``neighbours`` - one observer session changes k on ``/distance`` and times key -> data
   (the server's last data message), first with the server otherwise quiet, then while
@@ -30,12 +31,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from bench.common import RESULTS, cpu_seconds, log, machine, rss_mb, server, stats
+from bench.common import RESULTS, DocTable, cpu_seconds, log, machine, rss_mb, server, stats
 from bench.protocol import BokehClient
 
 ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "reliability.md"
-BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+TABLE = DocTable("reliability", ROOT / "docs" / "reliability.md", "bench", before="## Limits, and how to change them")
 QUERY = {"lang": "en", "d_model": "32", "T": "24", "k": "3"}
 BURST = 1_000
 HOSTILE = [float("nan"), float("inf"), 1e300, -1e6, 3.5, "abc", [1, 2], {"a": 1}, None, True]
@@ -277,13 +277,6 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_doc(table: str) -> None:
-    text = DOC.read_text()
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    DOC.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.reliability", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer changes and sessions (~2 min)")
@@ -300,7 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     table = render(results)
     print(table)
     if not args.no_doc:
-        write_doc(table)
+        TABLE.publish(results, table)
 
 
 if __name__ == "__main__":

@@ -19,14 +19,16 @@ the followers are Bokeh-protocol clients (``bench.protocol``, no browser), all i
   move), the app processes' CPU share (``/proc``), and what the bench client itself used.
 
 The nginx path: ``CLIENTS`` clients change k at 5 Hz (closed loop) straight to an app process and
-as many through nginx, at the same time; p95 key → data of both. Results: bench/results/rooms-<time>.json
-and the section between the markers in docs/performance.md.
+as many through nginx, at the same time; p95 key → data of both. Results: docs/bench/rooms.json (the latest
+run, committed) and the section between the markers in docs/performance.md made from it; every run's own
+file in bench/results/rooms-<time>.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import datetime as dt
 import json
@@ -35,6 +37,7 @@ import re
 import resource
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -42,11 +45,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import RESULTS, cpu_seconds, free_port, log, machine, stats  # noqa: E402
+from bench.common import RESULTS, DocTable, cpu_seconds, free_port, log, machine, stats  # noqa: E402
 from bench.protocol import DATA_MARKERS, BokehClient, objects  # noqa: E402
 
-DOC = ROOT / "docs" / "performance.md"
-BEGIN, END = "<!-- rooms:begin -->", "<!-- rooms:end -->"
+TABLE = DocTable("rooms", ROOT / "docs" / "performance.md", "rooms",
+                 before="### A 1,000-student lecture (on paper, from the runs above)")
 #: The page the teacher shows and the followers open: the score curve with its controls.
 PAGE = "/distance"
 QUERY = {"lang": "en", "d_model": "32", "T": "24", "k": "0"}
@@ -54,7 +57,8 @@ RATE_HZ = 5.0
 FOLLOWERS = (100, 300)
 #: Clients of the nginx comparison.
 CLIENTS = 5
-TARGET_P95_MS = 250.0
+#: Issue #44's targets, per number of followers: p95 (ms) and the share of states a follower may skip.
+TARGETS = {100: (150.0, None), 300: (600.0, 0.20)}
 TARGET_NGINX_MS = 5.0
 
 
@@ -88,6 +92,9 @@ def stack(procs: int = 2):
                     break
             if not ports:
                 raise RuntimeError("deploy/run-local did not start")
+            # The rest of its output is read (and dropped) while it runs: a pipe left full would block the
+            # supervisor, and the app processes that share its output, at their next log line.
+            threading.Thread(target=collections.deque, args=(process.stdout, 0), daemon=True).start()
             pids = [sessions_of(f"http://127.0.0.1:{app_port}", "")["pid"] for app_port in ports]
             yield port, ports, pids
         finally:
@@ -279,13 +286,16 @@ async def both_paths(direct_port: int, nginx_port: int, seconds: float) -> tuple
     return direct, nginx
 
 
-def part_rooms(quick: bool, *, write: bool = True, followers: tuple[int, ...] = FOLLOWERS) -> dict[str, Any]:
-    """The benchmark's ``rooms`` part (bench.run): followers, then the nginx path; writes the doc's section."""
+def part_rooms(quick: bool, *, write: bool = True, followers: tuple[int, ...] = FOLLOWERS,
+               command: str = "") -> dict[str, Any]:
+    """The benchmark's ``rooms`` part (bench.run): followers, then the nginx path; publishes its results and
+    the doc's section (``TABLE``) unless ``write`` is false. ``command``: how the run was asked for."""
     started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     seconds = 15.0 if quick else 30.0
     # The machine (its load) as it was at the start, not when the report is rendered.
     results: dict[str, Any] = {"page": PAGE, "seconds": seconds, "scenarios": [], "machine": machine(),
-                               "started": started}
+                               "started": started,
+                               "command": command or "python -m bench.run" + (" --quick" if quick else "")}
     with stack() as (nginx_port, ports, pids):
         for count in (n for n in followers if n > 0):  # --followers 0: the nginx path only
             log(f"rooms: {count} followers")
@@ -303,7 +313,7 @@ def part_rooms(quick: bool, *, write: bool = True, followers: tuple[int, ...] = 
             results["nginx_failed"] = repr(error)[:300]
         save_partial(results)
     if write:
-        write_doc(render(results, started, "python -m bench.rooms" + (" --quick" if quick else "")))
+        TABLE.publish(results, render(results))
     return results
 
 
@@ -321,9 +331,9 @@ def fmt(value: float | None, digits: int = 1) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def render(results: dict[str, Any], started: str, command: str) -> str:
-    m = results.get("machine") or machine()
-    lines = [BEGIN, "", f"Run: {started}, `{command}`, {m['cpu']} ({m['cores']} cores, load average "
+def render(results: dict[str, Any]) -> str:
+    m = results["machine"]
+    lines = [f"Run: {results['started']}, `{results['command']}`, {m['cpu']} ({m['cores']} cores, load average "
              f"{m['loadavg_at_start']} at the start: shared with other work). Page `{results['page']}`, "
              f"teacher at {RATE_HZ:g} Hz for {results['seconds']:g} s; followers over 2 app processes, Redis pub/sub.",
              "", "| followers | moves | p50 ms | p95 ms | target p95 | errors | skipped states "
@@ -335,8 +345,13 @@ def render(results: dict[str, Any], started: str, command: str) -> str:
             lines.append(f"| {s['followers']} | failed: {s['failed'][:80]} |" + " |" * 11)
             continue
         lat = s["latency_ms"]
-        ok = "✔" if lat["p95"] is not None and lat["p95"] <= TARGET_P95_MS and s["errors"] == 0 else "✘"
-        target = f"≤ {TARGET_P95_MS:g} ms {ok}" if s["followers"] == 100 else "reported"
+        target = "reported"
+        if s["followers"] in TARGETS:
+            p95, skipped = TARGETS[s["followers"]]
+            ok = (lat["p95"] is not None and lat["p95"] <= p95 and s["errors"] == 0
+                  and (skipped is None or s["skipped_share"] <= skipped))
+            limits = f"≤ {p95:g} ms" + ("" if skipped is None else f", ≤ {skipped:.0%} skipped")
+            target = f"{limits} {'✔' if ok else '✘'}"
         lines.append(
             f"| {s['followers']} | {s['moves']} | {fmt(lat['p50'])} | {fmt(lat['p95'])} | {target} | {s['errors']} "
             f"| {s['skipped']} ({100 * s['skipped_share']:.0f} %) "
@@ -346,25 +361,14 @@ def render(results: dict[str, Any], started: str, command: str) -> str:
             f"| {fmt(s['last_follower_ms']['p50'])} / {fmt(s['last_follower_ms']['p95'])} "
             f"| {' / '.join(f'{100 * c:.0f} %' for c in s['app_cpu_share'])} | {100 * s['bench_cpu_share']:.0f} % |")
     if "direct_ms" not in results:
-        return "\n".join([*lines, "", f"nginx path: failed ({results.get('nginx_failed', 'not run')}).", "", END])
+        return "\n".join([*lines, "", f"nginx path: failed ({results.get('nginx_failed', 'not run')})."])
     direct, nginx = results["direct_ms"], results["nginx_ms"]
     gap = None if direct["p95"] is None or nginx["p95"] is None else nginx["p95"] - direct["p95"]
     ok = "✔" if gap is not None and gap <= TARGET_NGINX_MS else "✘"
     lines += ["", f"nginx path ({CLIENTS} clients changing k at {RATE_HZ:g} Hz, closed loop, key → data): "
               f"direct p50 {fmt(direct['p50'])} / p95 {fmt(direct['p95'])} ms, through nginx p50 {fmt(nginx['p50'])} "
-              f"/ p95 {fmt(nginx['p95'])} ms: p95 difference {fmt(gap)} ms (target ≤ {TARGET_NGINX_MS:g} ms {ok}).",
-              "", END]
+              f"/ p95 {fmt(nginx['p95'])} ms: p95 difference {fmt(gap)} ms (target ≤ {TARGET_NGINX_MS:g} ms {ok})."]
     return "\n".join(lines)
-
-
-def write_doc(section: str) -> None:
-    text = DOC.read_text(encoding="utf-8")
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOC.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -373,17 +377,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-doc", action="store_true", help="do not rewrite the section in docs/performance.md")
     parser.add_argument("--followers", default=",".join(map(str, FOLLOWERS)), help="comma-separated follower counts")
     args = parser.parse_args(argv)
-    started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    results = part_rooms(args.quick, write=False, followers=tuple(int(n) for n in args.followers.split(",")))
+    command = ("python -m bench.rooms" + (" --quick" if args.quick else "")
+               + (f" --followers {args.followers}" if args.followers != ",".join(map(str, FOLLOWERS)) else ""))
+    results = part_rooms(args.quick, write=False, followers=tuple(int(n) for n in args.followers.split(",")),
+                         command=command)
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     (RESULTS / f"rooms-{stamp}.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
     PARTIAL.unlink(missing_ok=True)
-    section = render(results, started, "python -m bench.rooms" + (" --quick" if args.quick else "")
-                     + (f" --followers {args.followers}" if args.followers != ",".join(map(str, FOLLOWERS)) else ""))
+    section = render(results)
     print(section)
     if not args.no_doc:
-        write_doc(section)
+        TABLE.publish(results, section)
 
 
 if __name__ == "__main__":

@@ -29,8 +29,9 @@ Parts (each measures both apps in the same run; ratios are naive / app):
 * ``drag``    - the k handle dragged across its range in 1 s with 60 pointer moves: updates
   shown per second during the drag, release -> final state (bench/drag.py; the app only).
 
-Results: bench/results/<time>.json (git-ignored) and the tables between the markers in
-docs/performance.md. Servers are started as subprocesses on free loopback ports.
+Results: docs/bench/run.json (the latest run's, committed; a partial run keeps the other parts' from it), the
+tables made from them between the markers in docs/performance.md, and each run's own
+bench/results/<time>.json (git-ignored). Servers are started as subprocesses on free loopback ports.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import datetime as dt
 import gc
 import json
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any
 from unittest import mock
@@ -54,6 +56,7 @@ from bench.common import (
     RESULTS,
     ROOT,
     SIZES,
+    DocTable,
     _browser,
     apply_step,
     cpu_seconds,
@@ -71,8 +74,7 @@ from bench.common import (
     wait_until,
 )
 
-DOC = ROOT / "docs" / "performance.md"
-BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+TABLE = DocTable("run", ROOT / "docs" / "performance.md", "bench", before="## Dragging a slider (issue #10)")
 
 APPS = ("app", "naive")
 PARAMS = ("k", "pos", "pair", "T", "d_model", "base")
@@ -196,11 +198,11 @@ def base_slider_id(client) -> str:
     return found[0]
 
 
-async def wire_one(port: int, size: str, repeats: int) -> dict[str, Any]:
+async def wire_one(port: int, which: str, size: str, repeats: int) -> dict[str, Any]:
     from app.model.strings import text
     from bench.protocol import BokehClient, objects
 
-    client = BokehClient("127.0.0.1", port, "/explore", SIZES[size])
+    client = BokehClient("127.0.0.1", port, VIEWS_PATH[which], SIZES[size])
     await client.open(timeout=120)
     out: dict[str, Any] = {}
     try:
@@ -232,7 +234,7 @@ def part_wire(quick: bool) -> dict[str, Any]:
             for size in sizes(quick):
                 repeats = 5 if (which == "naive" and size == "largest") else (5 if quick else 15)
                 log("wire", which, size)
-                results.setdefault(size, {})[which] = asyncio.run(wire_one(port, size, repeats))
+                results.setdefault(size, {})[which] = asyncio.run(wire_one(port, which, size, repeats))
     return results
 
 
@@ -383,14 +385,15 @@ def part_browser(quick: bool) -> dict[str, Any]:
 # 4. Many clients.
 # ---------------------------------------------------------------------------
 
-async def open_clients(port: int, count: int, query: dict[str, str], concurrency: int = 8) -> list:
+async def open_clients(port: int, which: str, count: int, query: dict[str, str], concurrency: int = 8) -> list:
+    """``count`` Bokeh-protocol sessions of the views' page of app ``which`` (``VIEWS_PATH``), opened."""
     from bench.protocol import BokehClient
 
     gate = asyncio.Semaphore(concurrency)
 
     async def one():
         async with gate:
-            client = BokehClient("127.0.0.1", port, "/explore", query)
+            client = BokehClient("127.0.0.1", port, VIEWS_PATH[which], query)
             await client.open(timeout=120)
             client.k = int(query["k"])  # the session's k, kept up to date by first_updates and drive
             return client
@@ -474,8 +477,8 @@ def part_clients(quick: bool) -> dict[str, Any]:
     for key, which, procs in CLIENT_SERVERS:
         with server(which, procs) as (port, pid):
 
-            async def scenario(which: str = key, port: int = port, pid: int = pid) -> dict[str, Any]:
-                clients = await open_clients(port, max(counts), SIZES["lesson"])
+            async def scenario(which: str = key, app: str = which, port: int = port, pid: int = pid) -> dict[str, Any]:
+                clients = await open_clients(port, app, max(counts), SIZES["lesson"])
                 # A session's first update costs more than the rest (see docs/performance.md):
                 # measured once per session here, then left out of the 5 Hz runs.
                 # Every session gets its first change here (so none pays it inside the timed runs);
@@ -512,14 +515,14 @@ def part_memory(quick: bool) -> dict[str, Any]:
         with server(which) as (port, pid):
             log("memory", which)
 
-            async def scenario() -> dict[str, Any]:
+            async def scenario(which: str = which, port: int = port, pid: int = pid) -> dict[str, Any]:
                 query = SIZES["lesson"]
-                warm = await open_clients(port, 2, query)
+                warm = await open_clients(port, which, 2, query)
                 for c in warm:
                     c.close()
                 await asyncio.sleep(3)
                 before = rss_mb(pid)
-                clients = await open_clients(port, held, query)
+                clients = await open_clients(port, which, held, query)
                 await asyncio.sleep(1)
                 during = rss_mb(pid)
                 for c in clients:
@@ -529,7 +532,7 @@ def part_memory(quick: bool) -> dict[str, Any]:
                 curve = [(held, after_first)]  # (sessions so far, RSS MB)
                 opened = held
                 while opened < cycles:
-                    batch = await open_clients(port, 10, query)
+                    batch = await open_clients(port, which, 10, query)
                     for c in batch:
                         c.close()
                     opened += 10
@@ -724,18 +727,7 @@ TABLE_PARTS = {"server": "### 1.", "wire": "### 2.", "browser": "### 3.", "clien
 
 def part_in_doc(part: str) -> bool:
     """Whether the tables between the markers of docs/performance.md hold ``part``'s table now."""
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
-    inside = text.split(BEGIN, 1)[-1].split(END, 1)[0] if BEGIN in text else ""
-    return any(line.startswith(TABLE_PARTS[part]) for line in inside.splitlines())
-
-
-def write_doc(table: str) -> None:
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else f"# Performance\n\n{BEGIN}\n{END}\n"
-    if BEGIN not in text or END not in text:
-        text += f"\n{BEGIN}\n{END}\n"
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    DOC.write_text(f"{head}{BEGIN}\n{table}{END}{tail}", encoding="utf-8")
+    return any(line.startswith(TABLE_PARTS[part]) for line in (TABLE.shown() or "").splitlines())
 
 
 def part_lesson(quick: bool) -> dict[str, Any]:
@@ -792,35 +784,41 @@ def main(argv: list[str] | None = None) -> None:
                    + ("" if len(parts) == len(PARTS) else f" --parts {','.join(parts)}"),
         "machine": machine(),
     }
+    failed = []
     for part in parts:
         t0 = time.time()
-        results[part] = PARTS[part](args.quick)
+        try:
+            results[part] = PARTS[part](args.quick)
+        except Exception:  # one part's failure keeps the others' results; its table stays the previous run's
+            log(part, "FAILED:\n" + traceback.format_exc())
+            failed.append(part)
+            continue
         log(part, f"done in {time.time() - t0:.0f} s")
     results["seconds"] = time.time() - started
-    results["part_runs"] = {part: results["started"] for part in parts}
-    previous = RESULTS / "latest.json"
-    if len(parts) < len(PARTS) and previous.exists():
+    results["part_runs"] = {part: results["started"] for part in parts if part not in failed}
+    old = TABLE.read()
+    if (failed or len(parts) < len(PARTS)) and old is not None:
         # A partial run: the other parts' tables stay those of the previous run, labelled as such.
-        old = json.loads(previous.read_text(encoding="utf-8"))
         for part in PARTS:
-            if part not in parts and part in old:
+            if part not in results and part in old:
                 results[part] = old[part]
                 results["part_runs"][part] = old.get("part_runs", {}).get(part, old["started"])
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    for path in (RESULTS / f"{stamp}.json", RESULTS / "latest.json"):
-        path.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    (RESULTS / f"{stamp}.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
     table = render(results)
     print(table)
-    # bench/results is not in git: a partial run in a fresh checkout has no results for the other parts,
-    # and rewriting the tables would drop theirs from the doc.
+    if failed:
+        log("failed parts (their tables are the previous run's, if any):", ", ".join(failed))
+    # A partial run takes the other parts' results from docs/bench/run.json; where it has none for a part
+    # whose table the doc shows (a file from before that part existed), rewriting would drop that table.
     lost = [part for part in TABLE_PARTS if part not in results and part_in_doc(part)]
     if lost:
-        log("not writing", DOC.relative_to(ROOT), "- no results here for", ", ".join(lost),
-            "(their tables would be lost); run those parts too, or copy their numbers by hand")
+        log("not writing", TABLE.doc, "- no results for", ", ".join(lost),
+            "(their tables would be lost); run those parts too")
     elif not args.no_doc:
-        write_doc(table)
-        log("tables written to", DOC.relative_to(ROOT))
+        TABLE.publish(results, table)
+        log("results and tables written to", TABLE.results, "and", TABLE.doc)
 
 
 if __name__ == "__main__":
