@@ -321,6 +321,10 @@ class DocTable:
         """Keep ``results`` as the latest and put ``block`` (their table) into the doc."""
         PUBLISHED.mkdir(parents=True, exist_ok=True)
         self.results.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        self.show(block)
+
+    def show(self, block: str) -> None:
+        """Put ``block`` between the markers of the doc, in place of what is there."""
         write_between_markers(self.doc, self.marker, block, self.before)
 
     def shown(self) -> str | None:

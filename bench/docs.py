@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench import ablation, extrapolation, reliability, rooms, run
-from bench.common import ROOT, DocTable, write_between_markers
+from bench.common import ROOT, DocTable
 
 #: Every benchmark that publishes a table: where it goes, and how its results become the table.
 PUBLISHED: dict[DocTable, Callable[[dict[str, Any]], str]] = {
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         if results is None:
             print(f"{table.name}: no results yet ({table.results.relative_to(ROOT)})")
             continue
-        write_between_markers(table.doc, table.marker, render(results), table.before)
+        table.show(render(results))
         print(f"{table.name}: written into {table.doc.relative_to(ROOT)}")
     return 0
 
