@@ -407,6 +407,11 @@ class RedisBus:
                         next_ping = time.monotonic() + (PING_UP_S if self.up else PING_DOWN_S)
             except asyncio.CancelledError:
                 raise
+            except GeneratorExit:
+                # The coroutine itself is being closed (its task dropped with its loop, as a test's is): nothing
+                # may be awaited now, so the close call is not made rather than made and never awaited.
+                pubsub = None
+                raise
             except Exception as error:
                 log.warning("rooms: Redis connection: %s: %s; next try in %.1f s", type(error).__name__,
                             str(error)[:200], delay)
@@ -415,9 +420,6 @@ class RedisBus:
                 self._pubsub = None
                 if pubsub is not None:
                     with contextlib.suppress(Exception):  # the connection is gone anyway
-                        # A task closed with its loop gone (a test's loop, ended) has nothing to await with:
-                        # no close call is made, rather than one made and never awaited.
-                        asyncio.get_running_loop()
                         await asyncio.wait_for(pubsub.aclose(), CALL_TIMEOUT_S)
             await asyncio.sleep(delay)  # the backoff between two tries, not a synchronisation delay
             delay = min(delay * 2, BACKOFF_MAX_S)

@@ -55,9 +55,10 @@ def test_the_rooms_report_keeps_a_failed_scenario_and_the_load_measured_at_the_s
           "latency_ms": {"p50": 50.0, "p95": 90.0}, "teacher_ms": {"p50": 5.0, "p95": 9.0},
           "applied_in_app_ms": {"p50": 1.0, "p95": 2.0}, "first_follower_ms": {"p50": 3.0, "p95": 4.0},
           "last_follower_ms": {"p50": 6.0, "p95": 7.0}, "app_cpu_share": [0.5, 0.5], "bench_cpu_share": 0.2}
-    results = {"page": "/explore", "seconds": 15.0, "machine": start,
-               "scenarios": [ok, {"followers": 300, "failed": "TimeoutError()"}], "nginx_failed": "not run"}
-    report = rooms.render(results, "now", "python -m bench.rooms")
+    results = {"page": "/explore", "seconds": 15.0, "machine": start, "started": "now",
+               "command": "python -m bench.rooms", "nginx_failed": "not run",
+               "scenarios": [ok, {"followers": 300, "failed": "TimeoutError()"}]}
+    report = rooms.render(results)
     assert "load average 9.99 at the start" in report
     assert "| 100 | 10 | 50.0 | 90.0 |" in report
     assert "| 300 | failed: TimeoutError()" in report
