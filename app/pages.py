@@ -31,13 +31,13 @@ from app.lesson import BEYOND
 from app.lesson import LESSON as LESSON_ONLY
 from app.lesson import SECTIONS as LESSON
 from app.model.prose import section_prose
+from app.model.section_watchers import follow_later
 from app.model.state import (
     LANGUAGES,
     LESSON_PARAMETERS,
     VIEW_PARAMETERS,
     ExplorerState,
     Notice,
-    follow_later,
     parse_query,
     preferred_language,
     repeated_parameters,
@@ -402,7 +402,7 @@ def lesson_page() -> pn.viewable.Viewable:
     one update once the browser has drawn the first figures (``LaterParts``), and each later
     section is built when the reader comes near it (``LazyPart``): the first figure waits for what
     is on the first screen only, and a reader who stops early costs the server only what was read.
-    Each section draws from its own ``StateMirror`` of the session's state, which stops following
+    Each section draws from the session's state; its ``SectionWatchers`` hold back the state's changes
     while the section is far from the viewport: a slider step costs what the reader can see.
     """
     state, notices = session_state()
@@ -422,12 +422,14 @@ def lesson_page() -> pn.viewable.Viewable:
 
     slugs = list(LESSON)
     first = sections(slugs[:FIRST_SECTIONS])
+    # The page's own parts before any section's: a section's build lends its watchers of the state to its
+    # SectionWatchers, and the page's (play, the header's sliders) must never sleep with a section.
+    top = [top_bar(state, "lesson"), header(state, ("lesson_explore", "/explore"), controls=choices)]
     for slug in slugs[:FIRST_SECTIONS]:
         parts[slug].build_now()
     later = pn.Column(placeholder(SECTION_PLACEHOLDER_HEIGHT * (len(slugs) - FIRST_SECTIONS)),
                       sizing_mode="stretch_width", name="lesson_later")
-    body: list = [top_bar(state, "lesson"),
-                  header(state, ("lesson_explore", "/explore"), controls=choices),
+    body: list = [*top,
                   notice_alert(lang, notices),
                   table_of_contents(state),
                   *first,

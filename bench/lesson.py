@@ -17,7 +17,7 @@ Two figures per slider: key -> the last such change *on screen* (the models of t
 sections the page reports shown, ``section_watch.shown``, and of the page outside
 any section), and key -> the last change *anywhere*, which also waits for the
 sections just off screen: those follow a step in the next message
-(``app.model.state.follow_later``), before the reader can scroll to them.
+(``app.model.section_watchers.follow_later``), before the reader can scroll to them.
 Also: the first drawn figure of ``/`` after the request.
 """
 

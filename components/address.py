@@ -15,7 +15,6 @@ from app.model.state import (
     SIZE_PARAMETERS,
     URL_PARAMETERS,
     ExplorerState,
-    source_of,
 )
 from components.plainjs import PlainJSComponent
 from components.widgets import push_property
@@ -53,8 +52,7 @@ def write_to_address(widget: pn.widgets.Widget, state: ExplorerState, name: str)
     if script_embedded():
         return widget
     widget.jscallback(value=_SLIDER_JS.replace("KEY", json.dumps(name), 1))
-    # A lesson section's slider moves its mirror (StateMirror); the address bar watches the session's state.
-    _WRITTEN_BY_SLIDERS.setdefault(source_of(state), set()).add(name)
+    _WRITTEN_BY_SLIDERS.setdefault(state, set()).add(name)
     return widget
 
 
@@ -135,7 +133,7 @@ class AddressBar(PlainJSComponent):
     def _follow(self, *events: param.parameterized.Event) -> None:
         # What the page's sliders write themselves (write_to_address) is not sent from here, but a size step
         # is: the values it clamps (pairs_to, pos …) may belong to sliders of a lesson section that is asleep
-        # or follows later (app.model.state.StateMirror), which would leave the address behind the state.
+        # or follows later (app.model.section_watchers), which would leave the address behind the state.
         written = _WRITTEN_BY_SLIDERS.get(self._state, set())
         if any(event.name not in written or event.name in SIZE_PARAMETERS for event in events):
             # Set on the browser's model directly: Panel's own path costs a size step ~1-2 ms more.

@@ -238,9 +238,8 @@ class PageKeys(PlainJSComponent):
                 self.on_slide(msg["slide"])
 
     def move(self, name: str, by: int) -> None:
-        """Move parameter ``name`` of the state by ``by``, within its bounds."""
-        low, high = self.state.param[name].bounds
-        setattr(self.state, name, max(low, min(getattr(self.state, name) + by, high)))
+        """Move parameter ``name`` of the state by ``by`` (the state keeps it within its bounds)."""
+        setattr(self.state, name, getattr(self.state, name) + by)
 
 
 def page_keys(state: ExplorerState, kind: str) -> PageKeys:

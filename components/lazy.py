@@ -7,7 +7,8 @@ from collections.abc import Callable
 import panel as pn
 import param
 
-from app.model.state import ExplorerState, StateMirror
+from app.model.section_watchers import SectionWatchers
+from app.model.state import ExplorerState
 from components.figure_theme import page_styler
 from components.plainjs import PlainJSComponent
 from components.theme import FIND_BY_ID_JS
@@ -117,14 +118,15 @@ class LazyPart(pn.viewable.Viewer):
 
     The page (a ``SectionWatch``) says when. The build replaces this part's own
     column's objects only, so nothing else on the page is re-rendered. The part
-    draws from its own ``StateMirror`` of ``state``, made when it is built (an
-    unbuilt part costs nothing), which follows the session's state only while
-    the part is near: a section far from the reader costs nothing on a slider
-    step and catches up in one step when the reader comes back. ``build_now()``
-    builds at once (the top of the page; a page without a browser, a test, the
-    benchmark). The built part's figures take the page's theme and presentation
-    sizes at once (``page_styler``): Panel sends a layout's new children past the
-    document's change callbacks, where the styler listens.
+    draws from the session's state itself; the watchers its build puts on the
+    state are held by its ``SectionWatchers`` (``watchers``), which hand them the
+    state's changes only while the part is near: a section far from the reader
+    costs nothing on a slider step, and catches up in one step when the reader
+    comes back. ``build_now()`` builds at once (the top of the page; a page
+    without a browser, a test, the benchmark). The built part's figures take the
+    page's theme and presentation sizes at once (``page_styler``): Panel sends a
+    layout's new children past the document's change callbacks, where the styler
+    listens.
     """
 
     def __init__(self, build: Callable[[ExplorerState], pn.viewable.Viewable], state: ExplorerState, height: int,
@@ -132,7 +134,7 @@ class LazyPart(pn.viewable.Viewer):
         super().__init__()
         self._build = build
         self._state = state
-        self.mirror: StateMirror | None = None
+        self.watchers: SectionWatchers | None = None
         self._styler = page_styler(state)
         # Off screen, the browser skips the part's style, layout and paint (content-visibility), so a frame
         # (a slider's handle moving) costs what is on screen, not the whole long page; a printout has it all.
@@ -143,13 +145,14 @@ class LazyPart(pn.viewable.Viewer):
     @property
     def built(self) -> bool:
         """Whether the real part is in place."""
-        return self.mirror is not None
+        return self.watchers is not None
 
     def build_now(self) -> None:
         """Put the real part in place (once)."""
-        if self.mirror is None:
-            self.mirror = StateMirror(self._state)
-            self.column.objects = [self._build(self.mirror.copy)]
+        if self.watchers is None:
+            self.watchers = SectionWatchers(self._state)
+            with self.watchers.recording():
+                self.column.objects = [self._build(self._state)]
             if self._styler is not None:
                 self._styler.restyle_part(self.column)
 
@@ -159,9 +162,9 @@ class LazyPart(pn.viewable.Viewer):
 
 def watch_sections(parts: dict[str, LazyPart], name: str = "section_watch") -> SectionWatch:
     """A ``SectionWatch`` over ``parts`` (slug → part, top to bottom): it builds every part the reader has
-    come within the build margin of (``seen``) and lets each built part's mirror follow the state only
-    while it is near (``near``), in the step that changed it only while it is on screen (``shown``; see
-    ``app.model.state.follow_later``)."""
+    come within the build margin of (``seen``) and lets each built part follow the state only while it is
+    near (``near``), in the step that changed it only while it is on screen (``shown``; see
+    ``app.model.section_watchers.follow_later``)."""
     watch = SectionWatch(slugs=list(parts), width=0, height=0, margin=0, name=name)
 
     def build(event: param.parameterized.Event) -> None:
@@ -175,9 +178,9 @@ def watch_sections(parts: dict[str, LazyPart], name: str = "section_watch") -> S
 
     def follow(*_events: param.parameterized.Event) -> None:
         for slug, part in parts.items():
-            if part.mirror is not None:
-                part.mirror.active = slug in watch.near
-                part.mirror.prompt = slug in watch.shown
+            if part.watchers is not None:
+                part.watchers.awake = slug in watch.near
+                part.watchers.prompt = slug in watch.shown
 
     watch.param.watch(build, "seen")
     watch.param.watch(follow, ["near", "shown"])

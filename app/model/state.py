@@ -28,11 +28,10 @@ a value outside its bounds.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import param
@@ -92,8 +91,22 @@ ROOM_ID_LENGTH = 6
 URL_PARAMETERS = (*VIEW_PARAMETERS, *LESSON_PARAMETERS, *PAGE_PARAMETERS, *ROOM_PARAMETERS, "lang")
 
 
-class EvenInteger(param.Integer):
-    """An ``Integer`` that also refuses odd values (d_model holds pairs)."""
+class BoundedInteger(param.Integer):
+    """An ``Integer`` that takes a value past its bounds as the nearest bound, instead of refusing it.
+
+    The one place a value is clamped: the bounds of ``pair``, ``pos``, ``k`` … move with the sizes, and
+    whatever sets them (a slider drawn with older bounds, a key press at an end, a teacher's state) gets
+    the state's own answer. The URL is read by ``parse_query``, which says what it changed.
+    """
+
+    def __set__(self, obj, val):
+        if obj is not None and isinstance(val, int) and not isinstance(val, bool):
+            val = obj.param[self.name].crop_to_bounds(val)
+        super().__set__(obj, val)
+
+
+class EvenInteger(BoundedInteger):
+    """A ``BoundedInteger`` that refuses odd values (d_model holds pairs)."""
 
     def _validate_value(self, val, allow_None):
         super()._validate_value(val, allow_None)
@@ -110,11 +123,11 @@ class ExplorerState(param.Parameterized):
         "Number of positions in the table (rows of PE)."))
     base = param.Selector(default=10_000, objects=list(BASES), doc=(
         "The base of the geometric ladder; the last pair's wavelength is just below 2*pi*base."))
-    pair = param.Integer(default=0, bounds=(0, 15), doc="Selected pair i (coordinates 2i and 2i+1).")
-    pos = param.Integer(default=0, bounds=(0, 23), doc="Selected position.")
-    k = param.Integer(default=3, bounds=(-23, 23), doc="Offset: the second position is pos + k.")
-    pairs_from = param.Integer(default=0, bounds=(0, 15), doc="First pair taking part in the fingerprint.")
-    pairs_to = param.Integer(default=15, bounds=(0, 15), doc="Last pair taking part in the fingerprint.")
+    pair = BoundedInteger(default=0, bounds=(0, 15), doc="Selected pair i (coordinates 2i and 2i+1).")
+    pos = BoundedInteger(default=0, bounds=(0, 23), doc="Selected position.")
+    k = BoundedInteger(default=3, bounds=(-23, 23), doc="Offset: the second position is pos + k.")
+    pairs_from = BoundedInteger(default=0, bounds=(0, 15), doc="First pair taking part in the fingerprint.")
+    pairs_to = BoundedInteger(default=15, bounds=(0, 15), doc="Last pair taking part in the fingerprint.")
     heads = param.Selector(default="random", objects=list(HEADS), doc=(
         "Query and key weights of the score section: seeded random, or aligned (a scaled rotation per pair)."))
     reserve = EvenInteger(default=4, bounds=(0, 32), step=2, doc=(
@@ -122,7 +135,7 @@ class ExplorerState(param.Parameterized):
     sentence = param.String(default="", doc="The sentence of the first section; empty: the lesson's.")
     mistake = param.Selector(default="none", objects=list(MISTAKES), doc=(
         "A published bug applied to the table the views draw (core.mistake_columns); 'none' is the encoding."))
-    T_train = param.Integer(default=12, bounds=(1, 24), doc=(
+    T_train = BoundedInteger(default=12, bounds=(1, 24), doc=(
         "Training length of the extrapolation section: the model saw positions 0 .. T_train-1; T_train <= T."))
     stretch = param.Selector(default="interpolation", objects=list(STRETCHES), doc=(
         "The stretched ladder the extrapolation section draws against the trained one (STRETCHES)."))
@@ -152,7 +165,7 @@ class ExplorerState(param.Parameterized):
         dependent.setdefault("reserve", even_share(d_model, 1, 8))
         super().__init__(**params)
         #: The session's page-wide objects that need finding from the state (its address bar, its animation,
-        #: its mirrors, the state a mirror's copy follows), by kind. Held by the state itself, so they go with it: in a
+        #: the lesson's sections due to catch up), by kind. Held by the state itself, so they go with it: in a
         #: module-level WeakKeyDictionary each would keep its state, and so its session, alive for good (a
         #: dictionary's values are strong, and each of these refers back to its key).
         self.parts: dict[str, object] = {}
@@ -272,23 +285,13 @@ def set_together(state: param.Parameterized, values: Mapping[str, object]) -> No
     """Set those of ``values`` that differ from ``state``'s, its watchers called once for all of them.
 
     What ``state.param.update(values)`` does, less its record of the old values (a read of every
-    parameter, on each of the several updates a size step makes per mirror) and less the watchers'
-    calls for a value set to what it already is.
+    parameter, on each of the several updates a size step makes) and less the watchers' calls for a
+    value set to what it already is.
     """
     with param.parameterized.batch_call_watchers(state):
         for name, value in values.items():
             if getattr(state, name) != value:
                 setattr(state, name, value)
-
-
-def within_bounds(state: param.Parameterized, name: str, value: object) -> object:
-    """``value`` clamped into the bounds ``state`` has now for parameter ``name`` (if it has any)."""
-    bounds = getattr(state.param[name], "bounds", None)
-    if bounds is None or isinstance(value, bool) or not isinstance(value, int | float):
-        return value
-    low, high = bounds
-    value = value if low is None else max(low, value)
-    return value if high is None else min(high, value)
 
 
 def even_share(value: int, numerator: int, denominator: int) -> int:
@@ -494,167 +497,8 @@ def _to_float(text: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
-#: The state's parameters a ``StateMirror`` copies: every value (not the preset actions).
-def mirrored_parameters() -> tuple[str, ...]:
-    """Names of ``ExplorerState``'s value parameters, in declaration order."""
-    return tuple(name for name, p in ExplorerState.param.objects("existing").items()
-                 if name != "name" and not isinstance(p, param.Action))
-
-
-def source_of(state: ExplorerState) -> ExplorerState:
-    """The session's own state behind ``state``: the state a ``StateMirror``'s copy follows, or ``state``."""
-    source = state.parts.get("source", state)
-    return source if isinstance(source, ExplorerState) else state
-
-
-#: Parameters set before the others when a mirror catches up: the others' bounds depend on them.
+#: The parameters that move the others' bounds: set before the others when values arrive together.
 SIZE_PARAMETERS = ("d_model", "T", "base")
-
-
-class StateMirror:
-    """A second ``ExplorerState`` that follows a session's state while ``active``, and drives it back.
-
-    A long page (the lesson) shows many sections of one state, and most of them
-    are off screen: each section draws from its own mirror, which stops
-    following while the section is far from the viewport (``active = False``)
-    and catches up in one step when it comes back. A change made on a mirror
-    (a slider of its section) goes to the state at once, and from there to the
-    other active mirrors, at once or, on a page that asks for it, in the next
-    step (``follow_later``). Values are the same as the state's whenever the
-    mirror is active and caught up: both apply the same constraints
-    (``ExplorerState._sync_bounds``).
-    """
-
-    def __init__(self, source: ExplorerState):
-        self.source = source
-        self.names = mirrored_parameters()
-        self.copy = ExplorerState(**{name: getattr(source, name) for name in self.names})
-        self.copy.parts["source"] = source
-        self._active = True
-        self._prompt = True
-        self._stale = False
-        self._busy = False  # set while a change travels between the two, so it does not come back
-        self._matched = {name: getattr(self.copy, name) for name in self.names}
-        # One watcher on the state for all its mirrors, not one each: param calls every watcher of a
-        # parameter for every value set, and a size step sets eight (the clamped values), so with a
-        # watcher per mirror a step on the lesson page (14 sections) made ~110 calls to say "stale".
-        mirrors = source.parts.get("mirrors")
-        if not isinstance(mirrors, list):
-            mirrors = source.parts["mirrors"] = []
-            source.param.watch(functools.partial(_pull_all, source), list(self.names))
-        mirrors.append(self)
-        self.copy.param.watch(self._push, list(self.names))
-
-    @property
-    def active(self) -> bool:
-        """Whether the copy follows the state now."""
-        return self._active
-
-    @active.setter
-    def active(self, value: bool) -> None:
-        self._active = bool(value)
-        self.catch_up()
-
-    @property
-    def prompt(self) -> bool:
-        """Whether the copy follows in the very step that changed the state (its section is on screen), or
-        may follow in a later one (``follow_later``); it catches up now when it becomes prompt."""
-        return self._prompt
-
-    @prompt.setter
-    def prompt(self, value: bool) -> None:
-        self._prompt = bool(value)
-        if self._prompt:
-            self.catch_up()
-
-    def catch_up(self) -> None:
-        """Follow the state now if the copy is awake and behind it."""
-        if self._active and self._stale:
-            self._stale = False
-            self._carry(self.source, self.copy)
-
-    def _pull(self) -> None:
-        if self._busy:
-            return
-        if not self._active:
-            self._stale = True
-            return
-        self._carry(self.source, self.copy)
-
-    def _push(self, *_events: param.parameterized.Event) -> None:
-        if self._busy:
-            return
-        if not self._stale:
-            self._carry(self.copy, self.source)
-            return
-        # A slider of a section that is behind the state (asleep, or not yet caught up after another
-        # section's step): the whole copy would hand the state the copy's old values of everything else.
-        # Only what the copy changed since it last matched the state goes; the rest comes with its catch-up.
-        changed = [name for name in self.names if getattr(self.copy, name) != self._matched[name]]
-        self._carry(self.copy, self.source, changed)
-
-    def _carry(self, origin: ExplorerState, target: ExplorerState, names: Sequence[str] | None = None) -> None:
-        # Whatever differs, not just the events at hand: a watcher (``_sync_bounds``) may deliver a batch
-        # of clamped values before the size change that caused them. Sizes first (they move the bounds
-        # the others are checked against), then whatever still differs once the target has applied them
-        # (``set_together`` sets only what differs).
-        # A part of the copy (``names``) meets a state whose sizes may differ from the copy's: clamped into
-        # the state's bounds, as the state's own size change would have clamped it.
-        clamp = names is not None
-        names = self.names if names is None else names
-        self._busy = True
-        try:
-            set_together(target, {name: getattr(origin, name) for name in SIZE_PARAMETERS if name in names})
-            set_together(target, {name: within_bounds(target, name, getattr(origin, name)) if clamp
-                                  else getattr(origin, name) for name in names if name not in SIZE_PARAMETERS})
-        finally:
-            self._busy = False
-        # What the copy holds of the state's values (all of them unless it is behind), for ``_push``.
-        self._matched.update({name: getattr(self.copy, name) for name in names})
-
-
-def follow_later(state: ExplorerState, schedule: Callable[[Callable[[], None]], None]) -> None:
-    """Let a change made through one of ``state``'s mirrors reach its mirrors that are not ``prompt`` in a
-    later step.
-
-    ``schedule(fn)`` runs ``fn`` soon, after the current step (a served page: the next tick of its
-    document, once the step's own answer is written). On the lesson page a section's mirror is prompt
-    while the section is on screen, and awake (``active``) while it is within a margin of the screen:
-    a slider's step then answers with the sections the reader can see, and the sections just off
-    screen follow in the next message, before they can be scrolled into view. A size step changes
-    two or three sections; those off screen no longer hold up the answer (their work on the server,
-    and the browser's). A change made on ``state`` itself (a URL, a room, a page-wide control) still
-    reaches every awake mirror at once.
-    """
-    state.parts["follow_later"] = schedule
-
-
-def _pull_all(source: ExplorerState, *_events: param.parameterized.Event) -> None:
-    """The state changed: every mirror of it follows, or notes that it is behind (asleep). When the
-    change came through one of them and the page lets mirrors follow later (``follow_later``), only the
-    prompt ones follow now; the others note that they are behind, and the awake ones among them catch
-    up at the step scheduled for it."""
-    mirrors = source.parts["mirrors"]
-    schedule = source.parts.get("follow_later")
-    if schedule is None or not any(mirror._busy for mirror in mirrors):
-        for mirror in mirrors:
-            mirror._pull()
-        return
-    for mirror in mirrors:
-        if mirror._prompt:
-            mirror._pull()
-        elif not mirror._busy:
-            mirror._stale = True
-    if not source.parts.get("catch_up_due") and any(m._stale and m._active for m in mirrors):
-        source.parts["catch_up_due"] = True
-        schedule(functools.partial(_catch_up, source))
-
-
-def _catch_up(source: ExplorerState) -> None:
-    """Every awake mirror of ``source`` that is behind follows it now."""
-    source.parts["catch_up_due"] = False
-    for mirror in source.parts["mirrors"]:
-        mirror.catch_up()
 
 
 def preferred_language(headers: Mapping[str, object]) -> str:

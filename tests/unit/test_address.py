@@ -6,10 +6,11 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from app.model.state import ExplorerState, StateMirror
+from app.model.section_watchers import SectionWatchers
+from app.model.state import ExplorerState
 from app.model.strings import text
 from components.address import AddressBar
-from components.controls import Controls
+from components.controls import Controls, widget_for
 from tests.helpers import press, wait_for_source, wait_until
 
 
@@ -28,16 +29,20 @@ def test_a_parameter_with_a_slider_on_the_page_is_not_sent_from_the_server():
     assert query(bar)["base"] == "100.0" and query(bar)["k"] == "4"
 
 
-def test_a_lesson_section_slider_writes_itself_through_its_mirror():
-    # On / each section's sliders move the section's StateMirror copy; the address bar watches the session's state.
+def test_a_lesson_section_slider_writes_itself_while_its_section_sleeps():
+    # On / a section's watchers of the state sleep while it is far from the reader (SectionWatchers): its
+    # slider still writes the state, and the slider, not the server, puts the value into the address.
     state = ExplorerState(d_model=32, T=24, k=3)
-    mirror = StateMirror(state)
-    Controls(mirror.copy, ["k"])
+    watchers = SectionWatchers(state)
+    with watchers.recording():
+        slider = widget_for(state, "k")
+        Controls(state, ["k"])
     bar = AddressBar(state)
+    watchers.awake = False
     before = bar.query
-    mirror.copy.k = 4
+    slider.value = 4
     assert state.k == 4 and bar.query == before
-    mirror.copy.base = 100.0  # no slider writes base
+    state.base = 100.0  # no slider writes base
     assert query(bar)["base"] == "100.0" and query(bar)["k"] == "4"
 
 
