@@ -94,8 +94,9 @@ class AddressBar(PlainJSComponent):
       // (``query``: written just after the message that brought it, not while the page applies it, since a
       // replaceState costs Chromium 1-3 ms there; the changes of one message make one write), and the values
       // the sliders hand it themselves (``set``: written once the moves pause for SLIDER_PAUSE_MS, since
-      // browsers throttle history.replaceState). A slider's value is newer than the query last received, and
-      // stays in it until the next query (which the server makes from the state, the slider's value included).
+      // browsers throttle history.replaceState). A slider's value that differs from the query last received is
+      // newer than it, and stays over every later query until written; one that equals it (a section that
+      // caught up with the server's state after the message that brought the query) leaves the query's own.
       let query = new URLSearchParams(model.query);
       const pending = new Map();
       let timer = 0;
@@ -112,7 +113,12 @@ class AddressBar(PlainJSComponent):
       const later = (ms) => { clearTimeout(timer); timer = setTimeout(write, ms); };
       write();
       model.on("query", () => { query = new URLSearchParams(model.query); later(0); });
-      window.__peAddress = { set: (key, value) => { pending.set(key, value); later(SLIDER_PAUSE_MS); } };
+      window.__peAddress = {
+        set: (key, value) => {
+          if (query.get(key) === value) pending.delete(key); else pending.set(key, value);
+          later(SLIDER_PAUSE_MS);
+        },
+      };
       if (model.title) document.title = model.title;
       if (model.lang) document.documentElement.lang = model.lang;
       return document.createElement("span");
