@@ -100,9 +100,11 @@ class AddressBar(PlainJSComponent):
       let query = new URLSearchParams(model.query);
       const pending = new Map();
       let timer = 0;
+      let queryDue = false;  // a query's write is on its way: a slider's value goes with it, not after a pause
       const write = () => {
         clearTimeout(timer);
         timer = 0;
+        queryDue = false;
         for (const [key, value] of pending) query.set(key, value);
         pending.clear();
         const url = new URL(window.location.href);
@@ -112,11 +114,12 @@ class AddressBar(PlainJSComponent):
       };
       const later = (ms) => { clearTimeout(timer); timer = setTimeout(write, ms); };
       write();
-      model.on("query", () => { query = new URLSearchParams(model.query); later(0); });
+      model.on("query", () => { query = new URLSearchParams(model.query); queryDue = true; later(0); });
       window.__peAddress = {
         set: (key, value) => {
           if (query.get(key) === value) pending.delete(key); else pending.set(key, value);
-          later(SLIDER_PAUSE_MS);
+          // A slider that keeps moving (play runs pos) would otherwise push a due query's write back for good.
+          if (!queryDue) later(SLIDER_PAUSE_MS);
         },
       };
       if (model.title) document.title = model.title;

@@ -79,6 +79,25 @@ def test_address_bar_follows_the_sliders(page, app_url):
     wait_for_source(page, "row_marks", lambda d: list(d["top"]) == [2, 6])
 
 
+def test_a_slider_that_keeps_moving_does_not_hold_back_the_server_s_query(page, app_url):
+    # Play runs pos 20 times a second: its slider hands a value every 50 ms, less than the pause the address
+    # writer waits for. A query the server sends meanwhile (a size step) must still reach the address; it did
+    # not when a slider's value came between the query and its write (here: at once, and every 40 ms after).
+    open_page(page, f"{app_url}/explore?lang=en&d_model=32&T=24")
+    page.evaluate("""() => {
+      let i = 0;
+      const move = () => window.__peAddress.set("sentence", "moving " + (i++ % 2));
+      Bokeh.documents[0].get_model_by_name("address_bar").properties.query.change.connect(move);
+      window.__moving = setInterval(move, 40);
+    }""")
+    press(page, text("en", "T"), "ArrowRight")  # the server sends the query with T=25 and the clamps
+    try:
+        wait_until(lambda: query_of(address(page)).get("T") == "25", timeout=10,
+                   message="the server's query never reached the address while a slider kept moving")
+    finally:
+        page.evaluate("() => clearInterval(window.__moving)")
+
+
 def test_junk_in_the_url_is_clamped_with_a_visible_escaped_notice(page, app_url, console_errors):
     hostile = "<img src=x onerror=alert(1)>"
     page.goto(f"{app_url}/explore?lang=en&d_model=33&T={hostile}&k=999&base=abc")
