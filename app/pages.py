@@ -56,10 +56,10 @@ from components.lazy import BUILD_MARGIN_PX, PENDING_CLASS, LazyPart, placeholde
 from components.links import StateLinks
 from components.mistake_note import MistakeNote
 from components.notices import notice_alert
-from components.plainjs import PlainJSComponent
+from components.plainjs import FIND_BY_ID_JS, PlainJSComponent
 from components.present import Presentation, Slide, choose_slide
 from components.stylesheets import STYLESHEET
-from components.theme import FIND_BY_ID_JS, WRAP, html_pane
+from components.theme import WRAP, html_pane
 from components.ticks import run_next_tick
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from bench.common import PAGE_FIGURES, SIZES, _browser, log, plots_drawn, server, stats, steps, wait_until
-from components.theme import FIND_BY_ID_JS
+from components.plainjs import FIND_BY_ID_JS
 
 #: The pages compared, in the order of the first round (later rounds rotate it).
 PAGES = ("floor", "explore", "lesson", "naive")

@@ -10,8 +10,7 @@ import param
 from app.model.section_watchers import SectionWatchers
 from app.model.state import ExplorerState
 from components.figure_theme import page_styler
-from components.plainjs import PlainJSComponent
-from components.theme import FIND_BY_ID_JS
+from components.plainjs import FIND_BY_ID_JS, PlainJSComponent
 from components.widgets import mark_connected
 
 #: How far (px) below or above the viewport a part is built: about a screen ahead, so a reader

@@ -1,4 +1,5 @@
-"""The base of the app's own JavaScript components: their modules reach the browser as written.
+"""The base of the app's own JavaScript components (their modules reach the browser as written), and the
+snippets of JavaScript that several of them share.
 
 Panel runs every ``JSComponent`` module through Sucrase's TypeScript transform in the browser, once
 per instance (BokehJS's ``ReactiveESM.compile``), although it imports each module only once per
@@ -27,6 +28,21 @@ class PlainJSComponent(JSComponent):
         esm = cls.__dict__.get("_esm")
         if isinstance(esm, str) and not esm.startswith(PLAIN_MARK):
             cls._esm = f"{PLAIN_MARK}\n{esm}"
+
+
+#: JavaScript: ``find(root, id)``, the element with that id under ``root`` or in any shadow root below it
+#: (Panel draws every part of a page in a shadow root, where ``document.getElementById`` does not look).
+FIND_BY_ID_JS = """
+const find = (root, id) => {
+  const hit = root.getElementById?.(id);
+  if (hit) return hit;
+  for (const el of root.querySelectorAll("*")) {
+    const inner = el.shadowRoot && find(el.shadowRoot, id);
+    if (inner) return inner;
+  }
+  return null;
+};
+"""
 
 
 #: JavaScript: ``radioOption(model, group, i, text)``, option ``i`` of a radio group as a ``<label>`` holding its

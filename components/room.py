@@ -39,8 +39,7 @@ from app.model.state import URL_PARAMETERS, ExplorerState, parse_query, room_cod
 from app.model.strings import text
 from components import roombus as rooms
 from components.address import script_embedded
-from components.plainjs import PlainJSComponent
-from components.theme import FIND_BY_ID_JS
+from components.plainjs import FIND_BY_ID_JS, PlainJSComponent
 
 log = logging.getLogger("components.roombus")
 

@@ -42,19 +42,6 @@ LABEL_SIZE = "15pt"
 #: dotted k line, once under its curve, now crosses over it.
 MOVING = "overlay"
 
-#: JavaScript: ``find(root, id)``, the element with that id under ``root`` or in any shadow root below it
-#: (Panel draws every part of a page in a shadow root, where ``document.getElementById`` does not look).
-FIND_BY_ID_JS = """
-const find = (root, id) => {
-  const hit = root.getElementById?.(id);
-  if (hit) return hit;
-  for (const el of root.querySelectorAll("*")) {
-    const inner = el.shadowRoot && find(el.shadowRoot, id);
-    if (inner) return inner;
-  }
-  return null;
-};
-"""
 TICK_SIZE = "13pt"
 #: A short note under a figure (a LiveHTML's ``css``; its markup is ``<p class="nt">…</p>``).
 NOTE_CSS = ".nt { font-size: 1.2rem; line-height: 1.45; margin: 0.2rem 0; }"

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.model import core
-from app.model.core._checks import _integer
 from app.model.state import D_MODEL_MAX, T_MAX, ExplorerState, parse_query
 
 
@@ -113,7 +112,7 @@ def learned_rows(rows: int, d_model: int, seed: int = 0) -> np.ndarray:
     """
     # The core's own checks (the same messages), before the cache: a table larger than asked must not let an
     # odd width through.
-    rows, d_model = _integer("rows", rows, 1), _integer("d_model", d_model, 2, even=True)
+    rows, d_model = core.learned_table_shape(rows, d_model)
     drawn = _LEARNED_DRAWN.get(seed)
     if drawn is None or drawn.shape[0] < rows or drawn.shape[1] < d_model:
         have_rows, have_columns = (0, 0) if drawn is None else drawn.shape

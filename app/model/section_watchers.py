@@ -66,10 +66,8 @@ class _Group:
     onlychanged: bool
     queued: bool
     watchers: list[Watcher] = field(default_factory=list)
-
-    @property
-    def names(self) -> list[str]:
-        return list(dict.fromkeys(name for w in self.watchers for name in w.parameter_names))
+    #: The parameters its watchers watch, each once (set when the group is complete).
+    names: list[str] = field(default_factory=list)
 
     def hand_on(self, events: tuple[Event, ...] | list[Event]) -> None:
         """Call each watcher once with its share of ``events``, lowest precedence first, as param does."""
@@ -117,6 +115,7 @@ class SectionWatchers:
             groups.setdefault(key, _Group(*key)).watchers.append(watcher)
         # Attributes before values (see the class), each kind under one watcher of its own.
         for group in sorted(groups.values(), key=lambda g: g.what == VALUE):
+            group.names = list(dict.fromkeys(name for w in group.watchers for name in w.parameter_names))
             self._groups.append(group)
             for name in group.names:
                 self._seen[(name, group.what)] = _read(self.state, name, group.what)
@@ -136,7 +135,7 @@ class SectionWatchers:
     @awake.setter
     def awake(self, value: bool) -> None:
         self._awake = bool(value)
-        self._catch_up_if_due()
+        self.catch_up()
 
     @property
     def prompt(self) -> bool:
@@ -148,7 +147,7 @@ class SectionWatchers:
     def prompt(self, value: bool) -> None:
         self._prompt = bool(value)
         if self._prompt:
-            self._catch_up_if_due()
+            self.catch_up()
 
     @property
     def stale(self) -> bool:
@@ -157,9 +156,6 @@ class SectionWatchers:
 
     def catch_up(self) -> None:
         """Hand every watcher what changed since it last heard, if the part is awake and behind."""
-        self._catch_up_if_due()
-
-    def _catch_up_if_due(self) -> None:
         if not (self._awake and self._stale):
             return
         self._stale = False
@@ -179,11 +175,15 @@ class SectionWatchers:
             schedule = _schedule_of(self.state)
             if self._awake and (self._prompt or schedule is None):
                 if self._stale:  # behind already: the catch-up reads the state, these events' values with it
-                    self._catch_up_if_due()
+                    self.catch_up()
                     return
-                for event in events:
+                # A catch-up earlier in this batch (another group's stand-in) may have handed these values on.
+                fresh = [event for event in events if not group.onlychanged
+                         or _differ(self._seen.get((event.name, group.what)), event.new)]
+                for event in fresh:
                     self._seen[(event.name, group.what)] = event.new
-                group.hand_on(events)
+                if fresh:
+                    group.hand_on(fresh)
                 return
             self._stale = True
             if self._awake and schedule is not None:

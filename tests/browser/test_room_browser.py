@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from app.model.prose import section_prose
 from app.model.strings import text
-from components.theme import FIND_BY_ID_JS
+from components.plainjs import FIND_BY_ID_JS
 from tests.helpers import model_property, plots_drawn, press, source_data, wait_for_source, wait_until
 
 pytestmark = pytest.mark.browser

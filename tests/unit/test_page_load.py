@@ -18,7 +18,7 @@ from panel.io.state import set_curdoc
 
 from app import pages
 from app.model.strings import text
-from components.theme import FIND_BY_ID_JS
+from components.plainjs import FIND_BY_ID_JS
 from components.widgets import LiveHTML
 from tests.helpers import press, wait_for_source, wait_until, with_address
 

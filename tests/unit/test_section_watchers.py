@@ -189,3 +189,22 @@ def test_sections_follow_and_catch_up_losing_no_step(later, ops):
     for section in sections:
         section.watchers.awake = True
         assert section.view == values_of(state) and section.bounds == bounds_of(state)
+
+
+def test_a_catch_up_inside_a_batch_does_not_hand_the_batch_s_values_on_twice():
+    # Behind, and then prompt with nothing to schedule a later step (the page's scheduler gone): the first
+    # stand-in of a size step's batch catches the whole section up, bounds and values; the stand-ins after it
+    # in the same batch must not hand those values on again.
+    state = ExplorerState(pair=15)
+    due: list = []
+    follow_later(state, due.append)
+    section = Section(state)
+    section.watchers.prompt = False
+    state.k = 5
+    assert section.watchers.stale and section.calls == []
+    del state.parts["follow_later"]
+    state.d_model = 16
+    handed = [change for call in section.calls for change in call]
+    assert sorted(handed) == sorted(set(handed)), handed
+    assert ("pair", 15, 7) in handed and ("k", 3, 5) in handed
+    assert section.view == values_of(state) and section.bounds == bounds_of(state)

@@ -12,6 +12,7 @@ from app.model.core._checks import _finite, _integer, _seed, _table
 
 __all__ = [
     "learned_table",
+    "learned_table_shape",
     "neighbour_similarity",
     "raw_position_rows",
     "raw_position_share",
@@ -87,6 +88,15 @@ def same_ratio_token(n: int, T: int, length: int) -> float:
 LEARNED_BLOCK = 64
 
 
+def learned_table_shape(rows: int, d_model: int) -> tuple[int, int]:
+    """``(rows, d_model)`` checked as ``learned_table`` checks them: ``rows >= 1``, ``d_model >= 2`` and even.
+
+    For a cache of tables (``app.model.datasets.learned_rows``) that slices a larger table than asked: the
+    request is checked, with the same messages, before anything is sliced.
+    """
+    return _integer("rows", rows, 1), _integer("d_model", d_model, 2, even=True)
+
+
 def learned_table(rows: int, d_model: int, seed: int = 0) -> NDArray[np.float64]:
     """A learned position table as it starts: one seeded random row per trained position.
 
@@ -98,8 +108,7 @@ def learned_table(rows: int, d_model: int, seed: int = 0) -> NDArray[np.float64]
     nothing relates row ``p`` to row ``p + 1``. There is no row ``rows`` or
     past it. Shape ``(rows, d_model)``.
     """
-    rows = _integer("rows", rows, 1)
-    d_model = _integer("d_model", d_model, 2, even=True)
+    rows, d_model = learned_table_shape(rows, d_model)
     table = np.empty((rows, d_model))
     for start in range(0, d_model, LEARNED_BLOCK):
         block = np.random.default_rng([0x7AB1E, _seed(seed), start // LEARNED_BLOCK]).standard_normal(
