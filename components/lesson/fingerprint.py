@@ -39,8 +39,9 @@ DIAL_STEP = 2.6
 
 
 
-#: The slowest wavelength at the lesson's sizes (d_model 32, base 10 000), for its claim about 3 and 300.
-LESSON_SLOW_WAVELENGTH = number(float(core.wavelengths(32, 10_000)[-1]), 0)
+#: The slowest wavelength at the lesson's sizes (d_model 32, base 10 000), for its claim about 3 and 300; one
+#: decimal, as the lesson prints it (35 332.9).
+LESSON_SLOW_WAVELENGTH = number(float(core.wavelengths(32, 10_000)[-1]), 1)
 
 
 def short(value: float) -> str:

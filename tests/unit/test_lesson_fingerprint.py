@@ -263,7 +263,7 @@ def test_the_claim_about_3_and_300_names_the_lessons_slowest_wavelength_at_any_s
     """At d_model = 2 the passage said "the wavelength is far longer than 297" beside a wavelength of 6.3:
     the claim is about the lesson's sizes, so it prints theirs, 2π·10000^(30/32)."""
     values = Fingerprint(ExplorerState(d_model=d_model, lang="en")).live_values()
-    assert values["lesson_slow_wavelength"] == f"{2 * math.pi * 10_000 ** (30 / 32):,.0f}".replace(",", "\u202f")
+    assert values["lesson_slow_wavelength"] == f"{2 * math.pi * 10_000 ** (30 / 32):,.1f}".replace(",", "\u202f")
 
 
 def test_dials_name_i_once_then_print_numbers():
