@@ -315,6 +315,8 @@ class PastTrainingLength(LessonSection):
         self._update_sizes()
 
     def _stretched_label(self, key: str = "extrapolation_legend_stretched") -> str:
+        if key == "extrapolation_legend_stretched_score" and self.state.stretch == "yarn":
+            key += "_yarn"  # YaRN's curve leaves out its logit factor (the prose says so; the legend too)
         return text(self.state.lang, key, scheme=text(self.state.lang, f"stretch_{self.state.stretch}"))
 
     @param.depends("state.d_model", "state.T", "state.base", "state.T_train", watch=True)

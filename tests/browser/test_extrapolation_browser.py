@@ -44,7 +44,7 @@ def test_extrapolation_page_draws_the_formulas_and_follows_its_controls(page, ap
     alibi = wait_for_source(page, "extrapolation_alibi", lambda d: len(d["slope"]) == 8)
     np.testing.assert_allclose(alibi["slope"], [2.0 ** -j for j in range(1, 9)])
     # The learned table's gap is said, not only drawn: a label on the figure, just past the last trained row.
-    assert model_property(page, "extrapolation_no_learned_label", "text") == "no value past T_train"
+    assert model_property(page, "extrapolation_no_learned_label", "text") == "no value from k = T_train on"
     assert model_property(page, "extrapolation_no_learned_label", "visible") is True
     assert model_property(page, "extrapolation_no_learned_label", "x") == T_TRAIN - 1
 

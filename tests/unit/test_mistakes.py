@@ -294,4 +294,4 @@ def test_spanish_labels():
     state = ExplorerState(lang="es", mistake="sin_only")
     section = CommonMistakes(state)
     assert section.live_values()["mistake"] == "solo senos"
-    assert "Con este fallo las filas miden de 0.0000" in section.checks.norm.object
+    assert "Con esta variante las filas miden de 0.0000" in section.checks.norm.object
