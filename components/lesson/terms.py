@@ -185,9 +185,8 @@ class ScoreAsClocks(LessonSection):
         tooltips = [(text(lang, "hover_pair"), "@pair{0}–@last{0}"), (text(lang, "terms_size"), "@size")]
         self.ridge_figure.add_tools(HoverTool(renderers=[ridges], tooltips=tooltips, line_policy="nearest"),
                                     TapTool(renderers=[ridges]))
-        self.bars_figure.add_tools(HoverTool(renderers=[bars], tooltips=[(text(lang, "terms_bars_x"),
-                                                                          "@term{0.000000}")]),
-                                   TapTool(renderers=[bars]))
+        self.bars_hover = HoverTool(renderers=[bars], tooltips=[(text(lang, "terms_bars_x"), "@term{0.000000}")])
+        self.bars_figure.add_tools(self.bars_hover, TapTool(renderers=[bars]))
         for fig, counts in ((self.score_figure, ""), (self.ridge_figure, "x"), (self.bars_figure, "")):
             style_figure(fig, counts)
         self.ridges.selected.on_change("indices", self._on_tap)
@@ -240,6 +239,11 @@ class ScoreAsClocks(LessonSection):
             step = max(1, -(-rows // 16))
             self.ridge_figure.yaxis.ticker.ticks = [-float(r) for r in range(0, rows, step)]
             self.row_labels.args = {"starts": self._starts.tolist(), "pairs": s.d_model // 2}
+            # Past MOST_ROWS pairs a row and its bar are a band's sum, which can leave [-1, 1]: say so on the figures.
+            banded = "_bands" if largest > 1 else ""
+            self.ridge_figure.title.text = text(s.lang, f"terms_title{banded}")
+            self.bars_figure.xaxis.axis_label = text(s.lang, f"terms_bars_x{banded}")
+            self.bars_hover.tooltips = [(text(s.lang, f"terms_bars_x{banded}"), "@term{0.000000}")]
             self.note.object = self._note()
             self._update_k()
             self._update_pair()

@@ -118,6 +118,21 @@ def test_wide_and_long_tables_are_grouped_and_windowed():
     assert "One row per pair (d_model/2 = 32)" in view.note.object
 
 
+def test_the_figures_say_when_a_row_is_a_band_s_sum():
+    # A band's row and bar sum several cosines and can leave [-1, 1]: "cos(ωᵢ·k)" on them would be wrong.
+    state = ExplorerState(d_model=64, T=24, k=3, lang="es")
+    view = ScoreAsClocks(state)
+    one = (view.ridge_figure.title.text, view.bars_figure.xaxis[0].axis_label, view.bars_hover.tooltips[0][0])
+    assert one[0].startswith("Un término por pareja") and one[1] == one[2] == "cos(ωᵢ·k)"
+    state.d_model = 66  # 33 pairs: bands of 2
+    assert view.ridge_figure.title.text.startswith("Una fila por banda de parejas")
+    assert view.bars_figure.xaxis[0].axis_label == view.bars_hover.tooltips[0][0] == (
+        "Σ cos(ωᵢ·k) sobre las parejas de la fila")
+    state.d_model = 64
+    assert (view.ridge_figure.title.text, view.bars_figure.xaxis[0].axis_label,
+            view.bars_hover.tooltips[0][0]) == one
+
+
 @pytest.mark.browser
 def test_terms_page_follows_the_keyboard(page, app_url, console_errors):
     page.goto(f"{app_url}/terms?lang=en&d_model=32&T=24&k=3&pair=0")
