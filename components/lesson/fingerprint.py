@@ -53,6 +53,14 @@ def short(value: float) -> str:
     return "0" if value == 0 else f"{value:.2g}"
 
 
+def nearest_label(lang: str, ties: tuple[int, ...], distance: float) -> str:
+    """The closest positions' label: one position, or every one as close (pos - j and pos + j, in order)."""
+    if len(ties) == 1:
+        return text(lang, "fingerprint_nearest_label", q=ties[0], distance=short(distance))
+    return text(lang, "fingerprint_nearest_label_ties", first=", ".join(map(str, ties[:-1])), last=ties[-1],
+                distance=short(distance))
+
+
 def dial_pairs(pairs_from: int, pairs_to: int) -> np.ndarray:
     """The pairs drawn as dials: all of ``pairs_from .. pairs_to``, or ``MAX_DIALS`` of them evenly spread."""
     count = pairs_to - pairs_from + 1
@@ -194,7 +202,8 @@ class Fingerprint(LessonSection):
         s = self.state
         lang = s.lang
         distances = self._distances()
-        nearest = core.nearest_other(distances, s.pos)
+        ties = core.nearest_others(distances, s.pos)
+        nearest = None if ties is None else (ties[0][0], ties[1])
         top = 2.0 * math.sqrt(s.pairs_to - s.pairs_from + 1)
         with pn.io.hold():
             send_changes(self.distances, {"q": np.arange(s.T), "distance": distances})
@@ -209,8 +218,10 @@ class Fingerprint(LessonSection):
                 # hold it; then towards pos, its box drawn over the pos line.
                 room = q if q < s.pos else s.T - 1 - q
                 left = (q < s.pos) == (room >= 0.25 * s.T)
-                rows.append((q, d, text(lang, "fingerprint_nearest_label", q=q, distance=short(d)), "diamond",
-                             COLORS["target"], "right" if left else "left", -12 if left else 12, above))
+                rows.append((q, d, nearest_label(lang, ties[0], d), "diamond", COLORS["target"],
+                             "right" if left else "left", -12 if left else 12, above))
+                # pos - j and pos + j are equally far: each gets its diamond, the one label names both.
+                rows.extend((other, d, "", "diamond", COLORS["target"], "left", 0, d) for other in ties[0][1:])
             send_changes(self.marks, {name: [row[j] for row in rows] for j, name in
                                       enumerate(("q", "distance", "label", "marker", "color", "align", "dx",
                                                  "label_y"))})

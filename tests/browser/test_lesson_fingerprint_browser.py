@@ -24,8 +24,10 @@ def test_fingerprint_distances_follow_the_keyboard_and_the_presets(page, app_url
     page.goto(f"{app_url}/fingerprint?lang=en&d_model=32&T=24&pos=3")
     data = wait_for_source(page, "fingerprint_distances", matches(3, 0, 15))
     assert data["q"].tolist() == list(range(24))
-    marks = wait_for_source(page, "fingerprint_marks", lambda d: len(d["q"]) == 2)
-    assert marks["q"].tolist() == [3, 2]
+    # pos, then both neighbours: 2 and 4 are equally far from 3 (the distance depends on |pos − q| only).
+    marks = wait_for_source(page, "fingerprint_marks", lambda d: len(d["q"]) == 3)
+    assert marks["q"].tolist() == [3, 2, 4]
+    assert marks["distance"][1] == marks["distance"][2] == pytest.approx(np.sort(sliced(3, 0, 15))[1], abs=1e-12)
 
     press(page, "position pos", "ArrowRight")
     wait_for_source(page, "fingerprint_distances", matches(4, 0, 15))
@@ -33,8 +35,9 @@ def test_fingerprint_distances_follow_the_keyboard_and_the_presets(page, app_url
     page.get_by_role("button", name="Slowest pair only").click()
     data = wait_for_source(page, "fingerprint_distances", matches(4, 15, 15))
     assert data["distance"].max() < 0.004  # one slow wave: the whole table is almost one point
-    marks = wait_for_source(page, "fingerprint_marks", lambda d: d["q"].tolist() == [4, 3])
-    assert marks["distance"][1] < 2e-4  # pos = 4: the closest is neighbour 3 (a tie with 5), 0.000178 away
+    marks = wait_for_source(page, "fingerprint_marks", lambda d: d["q"].tolist() == [4, 3, 5])
+    assert marks["distance"][1] < 2e-4  # pos = 4: the closest are neighbours 3 and 5, 0.000178 away
+    assert marks["label"][1] == "closest: q = 3 and 5 (0.00018)"
 
     page.get_by_role("button", name="Fastest pair only").click()
     wait_for_source(page, "fingerprint_distances", matches(4, 0, 0))

@@ -83,6 +83,26 @@ def test_distances_equal_the_sliced_table(T, d_half, base, data):
     assert np.all(got <= 2 * math.sqrt(last - first + 1) + 1e-12)
 
 
+@settings(max_examples=60, deadline=None)
+@given(T=st.integers(2, 400), d_half=st.integers(1, 80), base=st.sampled_from(BASES), data=st.data())
+def test_the_closest_positions_come_in_mirror_pairs(T, d_half, base, data):
+    """Every position as close as the closest is returned, and with q its mirror 2·pos − q whenever the table
+    holds it: ‖PE_pos − PE_q‖ depends on |pos − q| only, so the figure marks both, not one of the two."""
+    pos = data.draw(st.integers(0, T - 1))
+    first = data.draw(st.integers(0, d_half - 1))
+    last = data.draw(st.integers(first, d_half - 1))
+    ties, distance = core.nearest_others(core.fingerprint_distances(pos, T, 2 * d_half, base, first, last), pos)
+    by_slicing = sliced_distances(pos, T, 2 * d_half, base, first, last)
+    others = np.delete(by_slicing, pos)
+    assert list(ties) == sorted(ties) and pos not in ties
+    assert all(abs(by_slicing[q] - others.min()) <= 1e-9 for q in ties)
+    assert distance == pytest.approx(others.min(), abs=1e-9)
+    assert {2 * pos - q for q in ties if 0 <= 2 * pos - q < T} <= set(ties)
+    assert core.nearest_other(by_slicing, pos)[0] in range(T)
+    assert core.nearest_others([1.0, 0.0, 1.0, 0.5], 1) == ((3,), 0.5)
+    assert core.nearest_others([0.5, 0.0, 0.5], 1) == ((0, 2), 0.5)
+
+
 @settings(max_examples=40, deadline=None)
 @given(p=st.integers(-5000, 5000), q=st.integers(-5000, 5000), shift=st.integers(-5000, 5000))
 def test_distance_depends_on_the_gap_only(p, q, shift):
@@ -137,7 +157,7 @@ def test_sources_follow_the_state_in_place(section):
     top = 2 * math.sqrt(4)  # the largest distance through four pairs
     assert top < section.plot.y_range.end <= 1.4 * top
     # The closest position's label floats above every bar (it lay over the bars beside q), inside the figure.
-    label_y = section.marks.data["label_y"][-1]
+    label_y = section.marks.data["label_y"][1]
     assert max(source.data["distance"]) < label_y < section.plot.y_range.end
     s.T = 40
     assert list(source.data["q"]) == list(range(40))
@@ -183,7 +203,10 @@ def test_presets_set_the_pair_range(section):
     section.slowest_only()
     assert (s.pairs_from, s.pairs_to) == (15, 15)
     marks = section.marks.data
-    assert marks["q"] == [3, 2] and marks["distance"][1] < 1e-3  # the slowest pair: everything is near
+    # The slowest pair: everything is near; 2 and 4 are equally close to 3, both marked, the label names both.
+    assert marks["q"] == [3, 2, 4] and marks["distance"][1] == marks["distance"][2] < 1e-3
+    neighbour = short(2 * math.sin(10_000 ** (-30 / 32) / 2))  # one step of the slowest wave: 2 sin(ω_15 / 2)
+    assert marks["label"][1] == f"closest: q = 2 and 4 ({neighbour})"
     # One pair is named, not counted ("pairs 15 … 15 (1 in all)").
     assert section.live_values()["chosen_pairs"] in ("pair 15 alone", "la pareja 15 sola")
     section.fastest_only()
@@ -216,7 +239,7 @@ def test_one_row_table_has_no_other_position():
     values = section.live_values()
     assert values["nearest_q"] == "—"
     assert np.array_equal(section.dials.data["near_x"], section.dials.data["cx"])  # no second hand
-    [near] = [item for item in section.dials_plot.legend[0].items if item.label.value == "aguja en la más cercana"]
+    [near] = [item for item in section.dials_plot.legend[0].items if item.label.value == "aguja en q"]
     assert near.visible is False  # nor a legend entry for it
     # The passage about the closest other position gives way to a sentence that says there is none.
     section.__panel__()

@@ -27,6 +27,7 @@ __all__ = [
     "gram",
     "gram_sampled",
     "nearest_other",
+    "nearest_others",
     "pair_bands",
     "relative_scores",
     "relative_scores_range",
@@ -419,6 +420,21 @@ def nearest_other(distances: ArrayLike, pos: int) -> tuple[int, float] | None:
     ``fingerprint_distances``). Ties go to the smaller ``q``. ``None`` when
     there is no other position (a table of one row).
     """
+    found = nearest_others(distances, pos)
+    return None if found is None else (found[0][0], found[1])
+
+
+def nearest_others(distances: ArrayLike, pos: int) -> tuple[tuple[int, ...], float] | None:
+    """Every position other than ``pos`` at the smallest distance from it (ascending), and that distance.
+
+    ``distances[q]`` is the distance from ``pos`` to ``q``. Through the
+    encoding the distance depends on the offset alone,
+    ``||PE_p - PE_q||² = Σ_i 4 sin²((p - q) ω_i / 2)``, so ``pos - j`` and
+    ``pos + j`` are always equally close; ``fingerprint_distances`` computes it
+    so, and gives the two the same value, bit for bit: both are returned
+    whenever both are in the table. Only exact ties count. ``None`` when there
+    is no other position (a table of one row).
+    """
     distances = _finite("distances", distances)
     if distances.ndim != 1 or distances.size < 1:
         raise ValueError(f"distances must be a 1-D array with at least one entry; got shape {distances.shape}")
@@ -429,8 +445,8 @@ def nearest_other(distances: ArrayLike, pos: int) -> tuple[int, float] | None:
         return None
     others = distances.copy()
     others[pos] = np.inf
-    q = int(np.argmin(others))
-    return q, float(others[q])
+    smallest = float(others.min())
+    return tuple(int(q) for q in np.flatnonzero(others == smallest)), smallest
 
 
 def rotation_corner(k: float, d_model: int, base: float = DEFAULT_BASE, size: int = 64) -> NDArray[np.float64]:
