@@ -136,17 +136,28 @@ def marker_data(k: int, d_model: int, base: float, lang: str, top: float) -> dic
     there covers nothing; it sits beside the dotted line through the dot, on the
     side towards the middle, so that it stays inside the plot.
     """
-    score = float(core.relative_scores(k, d_model, base))
+    score, label = _marker(k, d_model, base, lang)
     inward = 1 if k < 0 else -1
-    return {"k": [k], "score": [score], "label": [text(lang, "distance_marker", k=k, score=score)],
+    return {"k": [k], "score": [score], "label": [label],
             "label_y": [top], "align": ["left" if inward > 0 else "right"], "x_offset": [8 * inward]}
+
+
+# A room's followers in one process are handed the same state: its score and sentences are worked out once
+# there, not once per follower (issue #44's fan-out). Keyed by plain values; each caller builds its own lists.
+@functools.lru_cache(maxsize=256)
+def _marker(k: int, d_model: int, base: float, lang: str) -> tuple[float, str]:
+    score = float(core.relative_scores(k, d_model, base))
+    return score, text(lang, "distance_marker", k=k, score=score)
+
+
+@functools.lru_cache(maxsize=256)
+def _description(k: int, d_model: int, base: float, lang: str) -> str:
+    return text(lang, "describe_distance", k=k, score=_marker(k, d_model, base, lang)[0], maximum=d_model / 2)
 
 
 def describe(state: ExplorerState) -> str:
     """What the score curve shows now, in a sentence (its text alternative)."""
-    s = state
-    return text(s.lang, "describe_distance", k=s.k, score=float(core.relative_scores(s.k, s.d_model, s.base)),
-                maximum=s.d_model / 2)
+    return _description(state.k, state.d_model, state.base, state.lang)
 
 
 class ScoreCurve(pn.viewable.Viewer):

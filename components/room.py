@@ -40,6 +40,7 @@ from app.model.strings import text
 from components import roombus as rooms
 from components.address import script_embedded
 from components.plainjs import FIND_BY_ID_JS, PlainJSComponent
+from components.widgets import one_message
 
 log = logging.getLogger("components.roombus")
 
@@ -874,20 +875,29 @@ class RoomBox(pn.viewable.Viewer):
         values = teacher_values(tuple(published["values"].items()), self.lang)
         # Panel sends a change at once only when the document is its current one; otherwise it queues
         # every change as a callback of its own, one per state: the queue that coalescing must avoid.
-        # Only what differs: a move changes one or two values, and param's update sets (validates, compares) every
-        # value it is given and copies all of them first, ~2 ms of a follower's ~3 ms per move when handed all 40.
-        with set_curdoc(self.doc), pn.io.hold(self.doc):
-            if sizes := {key: values[key] for key in SIZES
-                         if key in values and getattr(self.state, key) != values[key]}:
-                self.state.param.update(sizes)
+        # One message (a hold) without the echoes Bokeh would hand Panel back at its end.
+        with set_curdoc(self.doc), one_message():
+            self._set_values({key: values[key] for key in SIZES if key in values})
             # Compared after the sizes: their bounds may have clamped the others to the teacher's values already.
-            if rest := {key: value for key, value in values.items()
-                        if key not in SIZES and getattr(self.state, key) != value}:
-                self.state.param.update(rest)
+            self._set_values({key: value for key, value in values.items() if key not in SIZES})
             path = published["path"] if published["path"] in page_paths() else ""
             section = published["section"] if SECTION_ID.fullmatch(published["section"]) else ""
             self.panel.target = f"{path}#{section}" if path else ""
         self.applied_seq = published["seq"]
+
+    def _set_values(self, values: dict[str, object]) -> None:
+        """Set those of ``values`` that differ from the state's, their watchers called once, together.
+
+        Only what differs: a move changes one or two of the teacher's ~40 values. And not ``param.update``,
+        which first copies every value of the state (to hand back for its context-manager form): a
+        follower's move is paid once per follower.
+        """
+        state = self.state
+        changed = [(key, value) for key, value in values.items() if getattr(state, key) != value]
+        if changed:
+            with param.parameterized.batch_call_watchers(state):
+                for key, value in changed:
+                    setattr(state, key, value)
 
 
 @functools.lru_cache(maxsize=16)
