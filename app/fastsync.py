@@ -55,8 +55,9 @@ And a message's small arrays travel inside its JSON instead of as websocket
 frames of their own (``_InlineSmallBuffers``): a size step on ``/`` was ~100
 frames, which the page received one task at a time before it could apply any.
 
-Widgets stay param-driven: the classes are ordinary Panel widgets built with
-``from_param``; only a class attribute and one wrapped method differ.
+Widgets stay param-driven: the classes are ordinary Panel widgets built from the
+state's parameters (``from_param``, or ``components.controls.linked_slider``'s two
+public watchers); only a class attribute and one wrapped method differ.
 Everything here relies on names that are private in Panel and Bokeh:
 ``Syncable._debounce`` (read by ``Syncable._server_change``),
 ``Syncable._process_events`` and ``Syncable._busy__ignore``, the

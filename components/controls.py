@@ -16,7 +16,8 @@ from components.stylesheets import STYLESHEET, WIDGET_STYLESHEET
 from components.widgets import FastDiscreteSlider, FastIntSlider, OneMessageRadioButtonGroup, OneMessageTextInput
 
 #: The widget class of each parameter; everything else (bounds, step, value,
-#: the two-way link) comes from the parameter itself through ``from_param``.
+#: the two-way link) comes from the parameter itself: through ``from_param``,
+#: or for the integer sliders ``linked_slider``'s own two watchers.
 #: The Fast* classes are the stock Panel sliders without the 50 ms wait before
 #: a browser change is applied (see app/fastsync.py): a key press on a slider
 #: reaches the views on the next turn of the server's event loop.

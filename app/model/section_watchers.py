@@ -2,7 +2,7 @@
 
 The lesson (``/``) shows every section of one ``ExplorerState``, and most of
 them are off screen. A section watches the state like any view does
-(``param.depends``, ``state.param.watch``, widgets made by ``from_param``);
+(``param.depends``, ``state.param.watch``, the widgets' links to it);
 ``SectionWatchers`` takes the watchers its build put on the state and stands in
 for them: while the section is awake it hands every change on at once, while it
 sleeps (far from the reader) it only notes that it is behind, and when it wakes
