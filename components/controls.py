@@ -116,7 +116,7 @@ def linked_slider(state: ExplorerState, name: str, options: dict) -> FastIntSlid
         if getattr(state, name) != event.new:  # clamped by the state: the slider shows what it holds
             widget.value = getattr(state, name)
 
-    # Bounds before the value, as from_param's link: a narrower range arrives before the clamped value.
+    # Registered in from_param's order (bounds, then value); the events come in the state's own order.
     state.param.watch(to_widget, [name], what="bounds")
     state.param.watch(to_widget, [name])
     widget.param.watch(to_state, "value")
