@@ -106,7 +106,7 @@ def linked_slider(state: ExplorerState, name: str, options: dict) -> FastIntSlid
 
     def to_widget(event: param.parameterized.Event) -> None:
         if event.what == "bounds":
-            low, high = state.param[name].get_soft_bounds()
+            low, high = parameter.get_soft_bounds()
             widget.param.update(start=low, end=high)
         else:
             widget.value = event.new

@@ -140,7 +140,9 @@ class ScoreAsClocks(LessonSection):
         fig.xaxis.visible = False
 
         self.rows_range = Range1d(-1, 1, name="terms_rows_range")
-        self.ridge_figure = figure(name="terms_plot", title=text(lang, "terms_title"), x_range=x_range,
+        # The title, the bars' axis label and their hover label are set with the sizes (_update_sizes): past
+        # MOST_ROWS pairs they name a band's sum.
+        self.ridge_figure = figure(name="terms_plot", title="", x_range=x_range,
                                    y_range=self.rows_range, height=560, sizing_mode="stretch_width",
                                    tools="", toolbar_location=None, min_border_left=140)
         fig = self.ridge_figure
@@ -179,13 +181,12 @@ class ScoreAsClocks(LessonSection):
                  level=MOVING, name="terms_selected_bar_glyph")
         fig.add_layout(Span(dimension="height", location=0, line_color=COLORS["ink"], line_width=1.5))
         fig.yaxis.visible = False
-        fig.xaxis.axis_label = text(lang, "terms_bars_x")
         fig.ygrid.grid_line_alpha = 0.35
 
         tooltips = [(text(lang, "hover_pair"), "@pair{0}–@last{0}"), (text(lang, "terms_size"), "@size")]
         self.ridge_figure.add_tools(HoverTool(renderers=[ridges], tooltips=tooltips, line_policy="nearest"),
                                     TapTool(renderers=[ridges]))
-        self.bars_hover = HoverTool(renderers=[bars], tooltips=[(text(lang, "terms_bars_x"), "@term{0.000000}")])
+        self.bars_hover = HoverTool(renderers=[bars], tooltips=[])
         self.bars_figure.add_tools(self.bars_hover, TapTool(renderers=[bars]))
         for fig, counts in ((self.score_figure, ""), (self.ridge_figure, "x"), (self.bars_figure, "")):
             style_figure(fig, counts)
