@@ -230,7 +230,7 @@ class RotaryPosition(LessonSection):
         turned_q = core.rope_rotate(q, m, s.base)
         turned_k = core.rope_rotate(k, n, s.base)
         start, end = pair_angle(turned_q, s.pair), pair_angle(turned_k, s.pair)
-        between = math.degrees(math.remainder(end - start, 2 * math.pi))
+        between = math.remainder(end - start, 2 * math.pi)  # in (−π, π]: the shorter way round
         inside = 0 <= m < count and 0 <= n < count
         with pn.io.hold():
             send_changes(self.cell, {"m": [m if inside else math.nan], "n": [n if inside else math.nan]})
@@ -243,9 +243,11 @@ class RotaryPosition(LessonSection):
                 # In presentation the labels are PRESENT_FONT_SCALE times taller: as much further from the tips.
                 **_label_places(start, end, k_ahead=between >= 0,
                                 gap=LABEL_GAP_PX * (PRESENT_FONT_SCALE if s.present else 1))})
-            lo, hi = (start, start + math.radians(between)) if between >= 0 else (start + math.radians(between), start)
+            lo, hi = (start, start + between) if between >= 0 else (start + between, start)
             send_changes(self.arc, {"start": [round(lo, HAND_DECIMALS)], "end": [round(hi, HAND_DECIMALS)]})
-            self.angle.object = readout(s.lang, "rope_angle", angle=between, offset=n - m)
+            # Radians as every other angle of the lesson; degrees beside them for the reader's eye.
+            self.angle.object = readout(s.lang, "rope_angle", angle=between, degrees=math.degrees(between),
+                                        offset=n - m)
 
     @param.depends("state.pair", watch=True)
     def _update_title(self) -> None:

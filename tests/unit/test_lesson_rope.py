@@ -180,18 +180,19 @@ def test_rope_page_follows_the_keyboard(page, app_url, console_errors):
     def angle_text() -> str:
         return page.locator(".pe-live").filter(has_text="Angle from q to k").inner_text()
 
-    def angle_by_hand(m: int, n: int) -> float:
+    def angle_by_hand(m: int, n: int) -> str:
+        """The readout's angle, radians then degrees, from pair 0 of the rotated q and k (the shorter way)."""
         a, b = rotation_by_hand(m, 32, 1e4) @ q, rotation_by_hand(n, 32, 1e4) @ k
-        turn = math.atan2(b[1], b[0]) - math.atan2(a[1], a[0])
-        return math.degrees(math.remainder(turn, 2 * math.pi))
+        turn = math.remainder(math.atan2(b[1], b[0]) - math.atan2(a[1], a[0]), 2 * math.pi)
+        return f"{printed(turn, '.3f')} rad = {printed(math.degrees(turn), '.1f')}°"
 
-    wait_until(lambda: f"{printed(angle_by_hand(0, 3), '.1f')}°" in angle_text(), message="angle never shown")
+    wait_until(lambda: angle_by_hand(0, 3) in angle_text(), message="angle never shown")
     press(page, "position pos", "ArrowRight", times=2)
     wait_for_source(page, "rope_hands", lambda d: list(d["label"]) == ["q at m = 2", "k at n = 5"])
-    shown = angle_text()
-    assert f"{printed(angle_by_hand(2, 5), '.1f')}°" in shown and f"{printed(angle_by_hand(0, 3), '.1f')}°" in shown
+    # n − m is 3 again: the same angle (RoPE's relative property, seen on the hands).
+    assert angle_by_hand(2, 5) in angle_text() and angle_by_hand(2, 5) == angle_by_hand(0, 3)
     press(page, "offset k", "ArrowRight")
-    wait_until(lambda: f"{printed(angle_by_hand(2, 6), '.1f')}°" in angle_text(), message="angle did not follow k")
+    wait_until(lambda: angle_by_hand(2, 6) in angle_text(), message="angle did not follow k")
     assert source_data(page, "rope_cell")["n"].tolist() == [6]
     assert console_errors == []
 

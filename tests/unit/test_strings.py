@@ -184,7 +184,8 @@ def test_text_that_is_not_a_lone_number_keeps_its_hyphens(other):
 def test_the_tables_print_negative_numbers_with_a_minus_sign():
     shown = text("en", "describe_distance", k=-3, score=-20.0, maximum=16)
     assert shown.startswith("S(k) at k = \u22123: \u221220.00;")
-    assert text("es", "rope_angle", angle=-3.25, offset=-4).startswith("Ángulo de q a k: \u22123.2° (n − m = \u22124;")
+    assert text("es", "rope_angle", angle=-0.0567, degrees=-3.25, offset=-4).startswith(
+        "Ángulo de q a k: \u22120.057 rad = \u22123.2° (n − m = \u22124;")
     assert text("en", "clock_arc_turns", sign="", turns=3, rest=-0.0001) == "= (3 × 2π + 0.000) rad"
     # M with k below, as the board writes it: subscript minus (U+208B), seven (U+2087).
     assert text("en", "block_title", pair=2, k=-7) == "Block 2 of M\u208b\u2087"
