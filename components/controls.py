@@ -41,9 +41,11 @@ WIDGETS: dict[str, type[pn.widgets.Widget]] = {
 }
 
 
-#: A grid of sliders is one column on a phone: three titles side by side on 390 px lay over each other.
+#: A grid of sliders: each slider at the foot of its cell, so that the tracks of a row stay level when one title
+#: takes two lines; one column on a phone, where three titles side by side on 390 px lay over each other.
 #: (BokehJS places each child in its cell with grid-row and grid-column: those are undone too.)
-ONE_COLUMN_ON_A_PHONE = """@media (max-width: 600px) {
+SLIDER_GRID = """* { align-self: end; }
+@media (max-width: 600px) {
   :host { grid-template-columns: minmax(0, 1fr) !important; grid-template-rows: none !important; }
   * { grid-column: 1 !important; grid-row: auto !important; }
 }"""
@@ -153,7 +155,7 @@ class Controls(pn.viewable.Viewer):
                    if WIDGETS[p] is not pn.widgets.Button]
         buttons = [widget_for(state, p, self.prefix) for p in self.parameters if WIDGETS[p] is pn.widgets.Button]
         parts: list = ([pn.GridBox(*sliders, ncols=self.columns, sizing_mode="stretch_width",
-                                   stylesheets=[ONE_COLUMN_ON_A_PHONE])]
+                                   stylesheets=[SLIDER_GRID])]
                        if self.columns > 1 else list(sliders))
         if buttons:
             parts.append(pn.Column(*buttons, sizing_mode="stretch_width"))

@@ -1,9 +1,11 @@
 """The base slider's title (``components.widgets.FastDiscreteSlider`` with ``components.widgets.SliderTitle``): it
 follows a key press in the page without a Bokeh ``Div`` (whose every text change lays the page out
-again), and the handle keeps its accessible name."""
+again), and the handle keeps its accessible name. And a title longer than its cell in a row of sliders wraps
+inside it, the row's tracks level."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -110,3 +112,43 @@ def test_sliders_announce_their_values_as_their_titles_show_them(page, app_url, 
     handle = page.get_by_role("slider", name=text(lang, "d_model"), exact=True)
     assert float(handle.get_attribute("aria-valuenow")) == 66
     assert console_errors == []
+
+
+#: Boxes of the slider titles' text and of the tracks of the section's grid of controls (every ``.bk-slider-title`` and
+#: ``.noUi-target`` of the page's shadow roots, in page order).
+SLIDER_BOXES_JS = """() => {
+  const out = {titles: [], tracks: []};
+  const visit = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      const box = (r = el.getBoundingClientRect()) => [r.left, r.top, r.right, r.bottom];
+      if (el.classList.contains("bk-slider-title")) {
+        // The text's own extent (a title's box is its cell's, whatever its text overflows).
+        const words = document.createRange();
+        words.selectNodeContents(el);
+        out.titles.push([el.textContent, ...box(words.getBoundingClientRect())]);
+      }
+      if (el.classList.contains("noUi-target")) out.tracks.push(box());
+      if (el.shadowRoot) visit(el.shadowRoot);
+    }
+  };
+  visit(document);
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_a_row_of_sliders_keeps_its_titles_apart_and_its_tracks_level(page, app_url, lang):
+    # Four sliders a row at 1280 px: "T_train (longitud de entrenamiento): 128" is wider than its cell, and
+    # Bokeh's own title does not wrap (it ran over the next slider's title).
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}/extrapolation?lang={lang}&d_model=256&T=512&T_train=128")
+    wait_until(lambda: plots_drawn(page, 2), timeout=60, message="/extrapolation never drew its figures")
+    boxes = page.evaluate(SLIDER_BOXES_JS)
+    titles = {title: box for title, *box in boxes["titles"]}
+    names = [text(lang, name) for name in ("T_train", "T", "d_model")]
+    row = [next(box for title, box in titles.items() if title.startswith(f"{name}:")) for name in names]
+    for (_, _, right, _), (next_left, *_) in itertools.pairwise(row):
+        assert right <= next_left, (row, boxes)
+    # Under each title its track (13 px in from the cell's edge), all three at one height.
+    tracks = [next(t for t in boxes["tracks"] if 0 <= t[0] - title[0] < 40 and t[1] > title[1]) for title in row]
+    assert max(t[1] for t in tracks) - min(t[1] for t in tracks) < 1, tracks
