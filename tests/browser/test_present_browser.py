@@ -361,6 +361,43 @@ def test_presented_figures_fit_a_1280_by_720_projector_and_grow_back_on_a_larger
     assert model_property(page, "shift_matrix_plot", "width") == 930
 
 
+#: The columns of a legend, its right edge and its figure's width in the figure's canvas, and the page's width.
+_LEGEND_FIT_JS = """(name) => {
+  const legend = Bokeh.documents[0].get_model_by_name(name);
+  const view = Bokeh.index.find_one(legend);
+  const plot = view.parent.model;
+  return {ncols: legend.ncols, location: legend.location, left: view.bbox.left, right: view.bbox.right,
+          width: plot.outer_width, page: document.documentElement.scrollWidth};
+}"""
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_a_two_column_legend_that_would_pass_its_figure_moves_inside_it(page, app_url, lang):
+    """In two columns from the frame's left, the simpler section's key under the sinusoidal scores ("S(k) =
+    Σ cos(ωᵢ·k)", p = 0 …) was 1.4 px wider than a half-width figure on a 1280 px projector, and the page scrolled
+    sideways: it now ends at the frame's right edge, still in two columns; the learned table's shorter key beside
+    it stays where it was; on a 1920 px screen both start at the left. Where two columns do not fit at all
+    (1024 px), one."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{app_url}/simpler?present=1&lang={lang}")
+    marked(page, "pePresent", "1")
+    wait_until(lambda: plots_drawn(page, 3), timeout=40, message="slide drawn")
+
+    def key(name: str, ncols: int, location: str) -> dict:
+        return wait_until(lambda: (f := page.evaluate(_LEGEND_FIT_JS, name))["ncols"] == ncols
+                          and f["location"] == location and f, timeout=20, message=f"{name}: {ncols}, {location}")
+
+    fit = key("simpler_sinusoid_legend", 2, "top_right")
+    assert fit["left"] >= 0 and fit["right"] <= fit["width"] and fit["page"] == 1280, fit
+    key("simpler_learned_legend", 2, "top_left")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    wide = key("simpler_sinusoid_legend", 2, "top_left")
+    assert wide["right"] <= wide["width"] and wide["page"] == 1920, wide
+    page.set_viewport_size({"width": 1024, "height": 768})  # an older projector: the figures still side by side
+    narrow = key("simpler_sinusoid_legend", 1, "top_left")
+    assert narrow["right"] <= narrow["width"] and narrow["page"] == 1024, narrow
+
+
 #: JavaScript: what presentation mode sets on the figures named ``names`` (every font size, line width and marker
 #: size of the models each one holds, and its own size), per figure; ``null`` while one of them is missing.
 _SLIDE_FIGURES_JS = """(names) => {
