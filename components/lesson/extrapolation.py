@@ -63,6 +63,15 @@ LEARNED_SEED = 0
 NUDGE = 0.18
 #: The value of an ``unseen_<ladder>`` column for each group of marks.
 UNSEEN = {"seen": 0, "unseen": 1}
+#: Up to this many pairs the angles' marks have their full size (13 and 16 px); past it they shrink with the pairs'
+#: pitch, to ``SMALLEST_MARKS`` of it: at 512 pairs (a pitch of 2–3 px) full-size marks ran into two solid bands.
+FULL_MARKS_UP_TO = 96
+SMALLEST_MARKS = 0.4
+
+
+def mark_scale(pairs: int) -> float:
+    """The size of the angles' marks for ``pairs`` pairs, as a share of their full size."""
+    return min(1.0, max(SMALLEST_MARKS, FULL_MARKS_UP_TO / max(pairs, 1)))
 
 
 def angle_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.ndarray | list]:
@@ -262,6 +271,7 @@ class PastTrainingLength(LessonSection):
                               border_line_color=None, name="extrapolation_angles_legend"), "below")
         style_figure(fig, counts="x")
         detach_legends(fig)
+        self._mark_scale = 1.0  # the marks as built: full size (their legend keys keep it)
 
         # Scores past the edge.
         self.scores = ColumnDataSource(name="extrapolation_scores",
@@ -337,6 +347,7 @@ class PastTrainingLength(LessonSection):
             self.angles_figure.y_range.update(start=low / 10, end=max(high, 2 * math.pi) * 3)
             self.bars.glyph.bottom = low / 10
             self.angles_figure.x_range.update(start=-0.6, end=s.d_model // 2 - 0.4)
+            self._scale_marks(mark_scale(s.d_model // 2))
             self.turn_label.x = s.d_model // 2 - 0.4
             curves = np.concatenate([scores[name] for name in (*LADDERS, "learned")])
             curves = curves[np.isfinite(curves)]
@@ -351,6 +362,13 @@ class PastTrainingLength(LessonSection):
             self.no_value_label.x = s.T_train - 1
             self.no_value_label.visible = s.T_train < s.T
 
+
+    def _scale_marks(self, scale: float) -> None:
+        # Relative to the size they have, which presentation mode may have grown (figure_theme): kept as it grew.
+        if scale != self._mark_scale:
+            for renderer in self.marks.values():
+                renderer.glyph.size = round(renderer.glyph.size * scale / self._mark_scale, 3)
+            self._mark_scale = scale
 
     @param.depends("state.stretch", watch=True)
     def _update_scheme(self) -> None:

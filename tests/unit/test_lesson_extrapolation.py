@@ -143,6 +143,26 @@ def test_the_stretch_buttons_change_what_is_drawn_not_the_data(section):
     assert section.filters[("trained", "unseen")].column_name == "unseen_sinusoidal"
 
 
+def test_the_marks_shrink_where_the_pairs_crowd_and_their_keys_do_not(section):
+    def marks() -> dict[tuple[str, str], float]:
+        return {key: renderer.glyph.size for key, renderer in section.marks.items()}
+
+    def keys() -> dict[str, float]:  # the legend's stand-ins (components.legend): sizes as values
+        return {r.name: r.glyph.size.value for r in section.angles_figure.renderers if r.name.endswith("_marks_legend")}
+
+    full = {("trained", "seen"): 13, ("trained", "unseen"): 16, ("stretched", "seen"): 13,
+            ("stretched", "unseen"): 16}
+    built = keys()
+    assert marks() == full and set(built.values()) == {13, 16}  # 32 pairs: room for full-size marks
+    section.state.d_model = 1024  # 512 pairs, 2-3 px apart on a wide screen: four tenths of their size
+    assert marks() == pytest.approx({key: size * 0.4 for key, size in full.items()})
+    section.state.d_model = 256  # 128 pairs: 96 / 128 of it
+    assert marks() == pytest.approx({key: size * 0.75 for key, size in full.items()})
+    section.state.d_model = 192  # 96 pairs: full size again, where it was
+    assert marks() == pytest.approx(full, rel=1e-12)
+    assert keys() == built
+
+
 @pytest.mark.parametrize("sizes", [{"d_model": 2, "T": 1, "T_train": 1}, {"d_model": 2, "T": 5, "T_train": 1},
                                    {"d_model": 1024, "T": 2048, "T_train": 3}])
 def test_the_edges_build_and_say_something(sizes):
