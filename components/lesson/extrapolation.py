@@ -362,7 +362,6 @@ class PastTrainingLength(LessonSection):
             self.no_value_label.x = s.T_train - 1
             self.no_value_label.visible = s.T_train < s.T
 
-
     def _scale_marks(self, scale: float) -> None:
         # Relative to the size they have, which presentation mode may have grown (figure_theme): kept as it grew.
         if scale != self._mark_scale:

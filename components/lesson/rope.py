@@ -230,7 +230,7 @@ class RotaryPosition(LessonSection):
         turned_q = core.rope_rotate(q, m, s.base)
         turned_k = core.rope_rotate(k, n, s.base)
         start, end = pair_angle(turned_q, s.pair), pair_angle(turned_k, s.pair)
-        between = math.remainder(end - start, 2 * math.pi)  # in (−π, π]: the shorter way round
+        between = math.remainder(end - start, 2 * math.pi)  # in [−π, π]: the shorter way round
         inside = 0 <= m < count and 0 <= n < count
         with pn.io.hold():
             send_changes(self.cell, {"m": [m if inside else math.nan], "n": [n if inside else math.nan]})
