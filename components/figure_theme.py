@@ -207,8 +207,9 @@ def _value(current: object) -> tuple[object, bool]:
 #: columns ending at the figure's right edge if they fit there, else one column. Decided in the browser after each
 #: layout, where the legend's width is known (Bokeh's public ``js_on_change``); undone when the figure widens.
 TWO_COLUMNS_IF_THEY_FIT = """
-const view = Bokeh.index.find_one(legend);
-if (view == null || !(cb_obj.outer_width > 0)) return;
+// BokehJS's view of the legend; a BokehJS without this lookup leaves the legend as set (stock behaviour).
+const view = window.Bokeh?.index?.find_one?.(legend);
+if (view?.bbox == null || !(cb_obj.outer_width > 0)) return;
 // Measured as first laid out (two columns from the frame's left): where it starts and how wide it is.
 if (legend.__pe_two === undefined) {
   if (legend.ncols !== 2 || legend.location !== "top_left") return;
