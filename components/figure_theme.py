@@ -66,12 +66,13 @@ from bokeh.models import (
     ColorMapper,
     ColumnDataSource,
     ContinuousTicker,
-    CustomJS,
     Legend,
     Plot,
     Scatter,
 )
 from bokeh.models.glyph import Glyph
+
+from components.legend import two_columns_if_they_fit
 
 if TYPE_CHECKING:
     from app.model.state import ExplorerState
@@ -201,30 +202,6 @@ def _value(current: object) -> tuple[object, bool]:
     return current, False
 
 
-#: Presentation mode, a legend set in two columns under its figure (``restyle_model``), where two columns from the
-#: frame's left edge would pass the figure's right edge (a half-width figure on a 1280 px projector: the simpler
-#: section's "S(k) = Σ cos(ωᵢ·k)" key was 1.4 px wider than the page, which then scrolled sideways): the same two
-#: columns ending at the figure's right edge if they fit there, else one column. Decided in the browser after each
-#: layout, where the legend's width is known (Bokeh's public ``js_on_change``); undone when the figure widens.
-TWO_COLUMNS_IF_THEY_FIT = """
-// BokehJS's view of the legend; a BokehJS without this lookup leaves the legend as set (stock behaviour).
-const view = window.Bokeh?.index?.find_one?.(legend);
-if (view?.bbox == null || !(cb_obj.outer_width > 0)) return;
-// Measured as first laid out (two columns from the frame's left): where it starts and how wide it is.
-if (legend.__pe_two === undefined) {
-  if (legend.ncols !== 2 || legend.location !== "top_left") return;
-  legend.__pe_two = {left: view.bbox.left, width: view.bbox.width};
-}
-const {left, width} = legend.__pe_two;
-const [ncols, location] = left + width <= cb_obj.outer_width ? [2, "top_left"]
-  // Ending at the frame's right edge less the margin (the frame spans inner_width from left − margin).
-  : width <= left + cb_obj.inner_width - 2 * legend.margin ? [2, "top_right"]
-  : [1, "top_left"];
-if (legend.ncols !== ncols) legend.ncols = ncols;
-if (legend.location !== location) legend.location = location;
-"""
-
-
 def restyle_model(model: Model, *, dark: bool, present: bool) -> None:
     """Restyle one model of a figure (never a source or a colour mapper: their colours are data)."""
     if isinstance(model, ColumnDataSource | ColorMapper):
@@ -282,8 +259,7 @@ def restyle_model(model: Model, *, dark: bool, present: bool) -> None:
             if isinstance(legend, Legend) and legend.orientation == "vertical" and legend.ncols == "auto" and (
                     len(legend.items) > 2 or any(isinstance(item.label, Field) for item in legend.items)):
                 legend.ncols = 2
-                model.js_on_change("inner_width", CustomJS(args={"legend": legend}, code=TWO_COLUMNS_IF_THEY_FIT,
-                                                           name=f"{legend.name}_columns" if legend.name else None))
+                two_columns_if_they_fit(model, legend)
 
 
 class FigureStyler:

@@ -129,3 +129,33 @@ const orientation = cb_obj.inner_width > 0 && cb_obj.inner_width < {below_px} ? 
 if (legend.orientation !== orientation) legend.orientation = orientation;
 """)
     fig.js_on_change("inner_width", flip)
+
+
+#: ``two_columns_if_they_fit``'s rule, run in the browser after each layout of the figure.
+_TWO_COLUMNS_IF_THEY_FIT = """
+// BokehJS's view of the legend; a BokehJS without this lookup leaves the legend as set (stock behaviour).
+const view = window.Bokeh?.index?.find_one?.(legend);
+if (view?.bbox == null || !(cb_obj.outer_width > 0)) return;
+// Measured as first laid out (two columns from the frame's left): where it starts and how wide it is.
+if (legend.__pe_two === undefined) {
+  if (legend.ncols !== 2 || legend.location !== "top_left") return;
+  legend.__pe_two = {left: view.bbox.left, width: view.bbox.width};
+}
+const {left, width} = legend.__pe_two;
+const [ncols, location] = left + width <= cb_obj.outer_width ? [2, "top_left"]
+  // Ending at the frame's right edge less the margin (the frame spans inner_width from left − margin).
+  : width <= left + cb_obj.inner_width - 2 * legend.margin ? [2, "top_right"]
+  : [1, "top_left"];
+if (legend.ncols !== ncols) legend.ncols = ncols;
+if (legend.location !== location) legend.location = location;
+"""
+
+
+def two_columns_if_they_fit(fig: Figure, legend: Legend) -> None:
+    """Keep ``legend``, set in two columns under ``fig`` from the frame's left edge, inside the figure: where two
+    columns from there would pass the figure's right edge, the same two columns end at that edge if they fit
+    there, else one column; back when the figure widens. (Presentation mode on a 1280 px projector: the simpler
+    section's "S(k) = Σ cos(ωᵢ·k)" key was 1.4 px wider than the page, which then scrolled sideways.) Decided in
+    the browser after each layout, where the legend's width is known, as ``stacked_when_narrow``."""
+    fig.js_on_change("inner_width", CustomJS(args={"legend": legend}, code=_TWO_COLUMNS_IF_THEY_FIT,
+                                             name=f"{legend.name}_columns" if legend.name else None))

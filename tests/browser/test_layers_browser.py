@@ -30,11 +30,12 @@ COUNT_PAINTS_JS = """() => {
   }
 }"""
 
-RESET_JS = "() => { window.__paints.primary = {}; window.__paints.overlays = {}; }"
+_RESET = "window.__paints.primary = {}; window.__paints.overlays = {};"
+RESET_JS = f"() => {{ {_RESET} }}"
 
 #: Whether no figure repainted its lower canvas over ten frames (counted from a reset).
 QUIET_JS = """async () => {
-  window.__paints.primary = {}; window.__paints.overlays = {};
+  """ + _RESET + """
   for (let i = 0; i < 10; i++) await new Promise((done) => requestAnimationFrame(done));
   return Bokeh.documents[0].is_idle && Object.keys(window.__paints.primary).length === 0;
 }"""
