@@ -36,8 +36,21 @@ APP_PAGES = ("explore", "lesson")
 THRESHOLD = 0.10
 
 
+#: A variant ``only <patch>+<patch>…`` keeps those patches and turns every other one off: what the fewest
+#: private names buy (issue #43's budget), against the floor.
+ONLY = "only "
+
+
+def _only(variant: str) -> list[str] | None:
+    """The patches an ``only …`` variant keeps (None for any other variant)."""
+    return [name.strip() for name in variant[len(ONLY):].split("+")] if variant.startswith(ONLY) else None
+
+
 def _variant_env(variant: str) -> dict[str, str]:
-    return {"PE_STOCK": "1"} if variant == "stock" else {"PE_OFF": variant}
+    if variant == "stock":
+        return {"PE_STOCK": "1"}
+    kept = _only(variant)
+    return {"PE_OFF": variant if kept is None else ",".join(p for p in PATCHES if p not in kept)}
 
 
 def _measure(pages: dict[str, Page], rounds: int, per_turn: int) -> dict[str, Any]:
@@ -142,13 +155,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.ablation", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer presses")
     parser.add_argument("--patches", default=",".join((*PATCHES, "stock")),
-                        help="comma-separated patch names (components.internals.PATCHES) or stock")
+                        help="comma-separated patch names (components.internals.PATCHES), stock, or "
+                             "'only <patch>+<patch>' (every other patch off)")
     parser.add_argument("--sizes", default="lesson,largest")
     parser.add_argument("--no-doc", action="store_true", help="do not rewrite the JSON and the table")
     parser.add_argument("--load", action="store_true", help="also the first load of /explore and / (lesson size)")
     args = parser.parse_args(argv)
     variants = [v.strip() for v in args.patches.split(",") if v.strip()]
-    unknown = set(variants) - {*PATCHES, "stock"}
+    named = [name for v in variants for name in (_only(v) or [v])]
+    unknown = set(named) - {*PATCHES, "stock"}
     if unknown:
         parser.error(f"unknown patches: {', '.join(sorted(unknown))}")
     results = run(variants, [s.strip() for s in args.sizes.split(",")], rounds=3 if args.quick else 4,
