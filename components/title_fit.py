@@ -13,7 +13,8 @@ the text and size it chose (presentation mode sets larger ones), and the browser
 It fits when the page's size changes (the window is resized, figures arrive: a lesson section
 built as the reader comes near it), when a figure's own size does (presentation mode fits the
 figures to the window once the page has reported it) and when a title or an axis label changes
-(its text, or the server's size); not on a slider step that changes neither.
+(its text, or the server's size); not on a slider step that changes neither. Figures side by side
+whose titles the server gave one size show them at one size, the smallest any of them needs.
 """
 
 from __future__ import annotations
@@ -92,17 +93,41 @@ class TitleFit(PlainJSComponent):
           const broken = largestFitting(font, lines, value, unit, room);
           if (fits === null || (broken !== null && broken > fits)) [text, fits] = [lines, broken];
         }
-        const size = `${fits ?? value * model.min_share}${unit}`;
+        const set = { value, unit, fits: fits ?? value * model.min_share, text };
+        show(target, kind, set);
+        return set;
+      };
+      const show = (target, kind, { fits, unit, text }) => {
+        const size = `${fits}${unit}`;
         if (target[kind.size] !== size || target[kind.text] !== text) {
           fitting = true;
           try { target.setv({ [kind.size]: size, [kind.text]: text }, { sync: false }); } finally { fitting = false; }
         }
       };
+      // Figures side by side (their tops level) whose titles the server gave one size show them at one size: the
+      // smallest any of them needs, each in the lines it chose (at 1280 px a presented "(c) Learned table…" in two
+      // lines at three quarters of its size beside a neighbour's one-line title at full size read as two ranks).
+      const levelRows = (titles) => {
+        const rows = new Map();
+        for (const entry of titles) {
+          const key = `${Math.round(entry.top / 4)}|${entry.set.value}${entry.set.unit}`;
+          rows.set(key, [...(rows.get(key) ?? []), entry]);
+        }
+        for (const row of rows.values()) {
+          if (row.length < 2) continue;
+          const least = Math.min(...row.map((entry) => entry.set.fits));
+          for (const entry of row) {
+            if (entry.set.fits > least) show(entry.target, TITLE, { ...entry.set, fits: least });
+          }
+        }
+      };
       const SIDES = { below: "h", above: "h", left: "v", right: "v" };
-      const fitFigure = (view) => {
+      const fitFigure = (view, titles) => {
         const frame = view.frame.bbox, box = view.bbox;
         // The canvas ends at the figure's right edge.
-        fitText(view.model.title, TITLE, box.width - frame.left - 6);
+        const title = fitText(view.model.title, TITLE, box.width - frame.left - 6);
+        const shownAt = view.el.getBoundingClientRect();  // a figure not laid out (hidden) has no row
+        if (title && shownAt.width > 0) titles.push({ target: view.model.title, set: title, top: shownAt.top });
         for (const [side, across] of Object.entries(SIDES)) {
           const room = across === "h" ? 2 * Math.min(frame.hcenter, box.width - frame.hcenter) - 8
                                       : 2 * Math.min(frame.vcenter, box.height - frame.vcenter) - 8;
@@ -115,13 +140,15 @@ class TitleFit(PlainJSComponent):
       const fitAll = () => {
         frame = 0;
         const plots = window.Bokeh?.index?.query?.((v) => v.model?.toolbar !== undefined && v.canvas_view) ?? [];
+        const titles = [];
         for (const view of plots) {
           // A figure can change size with the page unchanged (presentation mode fits it to the window once
           // the page has reported it): each figure's own box is watched too.
           if (!watched.has(view.el)) { watched.add(view.el); observer.observe(view.el); }
           if (!view.frame) continue;
-          try { fitFigure(view); } catch (error) { console.debug("title fit", error); }
+          try { fitFigure(view, titles); } catch (error) { console.debug("title fit", error); }
         }
+        levelRows(titles);
       };
       const doc = window.Bokeh?.documents?.[0];
       doc?.on_change?.((event) => {

@@ -8,6 +8,7 @@ import pytest
 from app.lesson import SECTIONS
 from app.model.strings import text
 from app.pages import VIEWS
+from components.figure_theme import PRESENT_MIN_FONT_PX
 from components.theme import TITLE_SIZE
 from tests.helpers import figure_count, plots_drawn, wait_until
 
@@ -147,3 +148,28 @@ def test_a_title_in_two_lines_is_not_broken_inside_a_formula(page, app_url, rout
         before, after = first.split(" ")[-1], second.split(" ")[0]
         assert not {before[-1:], after[:1]} & {"=", "+", "−", "·"}, (name, shown)
         assert not (any(c in before for c in formula) and any(c in after for c in formula)), (name, shown)
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_titles_side_by_side_are_set_at_one_size(page, app_url, lang):
+    """Presented at 1280 × 800, /simpler's "(c) Tabla aprendida, al empezar (filas aleatorias)…" took two lines
+    at three quarters of its size beside "Sinusoidal: PE_p · PE_(p+k)" in one line at full size: two ranks of
+    heading for two figures of one rank. Both are at the smaller size; each keeps its own lines."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    assert overflow(page, f"{app_url}/simpler?lang={lang}&present=1", "simpler") <= 0
+
+    def pair():
+        learned, sinusoid = title_of(page, "simpler_learned_plot"), title_of(page, "simpler_sinusoid_plot")
+        return (learned, sinusoid) if learned and sinusoid else None
+
+    wait_until(lambda: pair() and pair()[0][0] == pair()[1][0], timeout=10, message=f"drawn as {pair()}")
+    (_, learned_text), (sinusoid_size, sinusoid_text) = pair()
+    assert "\n" in learned_text and "\n" not in sinusoid_text
+    # The server gives every presented title at least PRESENT_MIN_FONT_PX: the one-line title was set smaller to
+    # match its neighbour (without the rule it stays at its own size, which fits).
+    assert _px(sinusoid_size) < PRESENT_MIN_FONT_PX, sinusoid_size
+
+
+def _px(size: str) -> float:
+    value = float(size[:-2])
+    return value * 4 / 3 if size.endswith("pt") else value
