@@ -1,4 +1,4 @@
-"""Figure titles that fit their figure: on a narrow page a long title is set smaller instead of cut off.
+"""Figures that fit their page: a long title set smaller instead of cut off, a fixed figure set narrower.
 
 A Bokeh title is drawn on the figure's canvas in one line at a fixed size, and the canvas cuts
 what passes its right edge. At 1280 px every title fits; in a 768 px iframe (a course page)
@@ -14,7 +14,8 @@ It fits when the page's size changes (the window is resized, figures arrive: a l
 built as the reader comes near it), when a figure's own size does (presentation mode fits the
 figures to the window once the page has reported it) and when a title or an axis label changes
 (its text, or the server's size); not on a slider step that changes neither. Figures side by side
-whose titles the server gave one size show them at one size, the smallest any of them needs.
+whose titles the server gave one size show them at one size, the smallest any of them needs. A figure of
+fixed size wider than the page (a heat map on a phone) is set narrower in the browser, its shape kept.
 """
 
 from __future__ import annotations
@@ -134,6 +135,42 @@ class TitleFit(PlainJSComponent):
           for (const axis of view.model[side] ?? []) fitText(axis, AXIS, room);
         }
       };
+      // A figure of fixed size that runs past the page's right edge (a 620 px heat map on a 390 px phone) is set
+      // narrower, its height with it (its shape kept), to end at the page's right margin (taken as its left one,
+      // where the figure starts a line). Only a figure past the edge: one that ends inside the page may sit
+      // right of a stretching neighbour, which would take whatever it gave up. When the page's width changes,
+      // a narrowed figure goes back to the server's size and is measured again.
+      const sizes = new WeakMap();  // fixed Plot -> {width, height} as the server gave them
+      const narrowedAt = new WeakMap();  // narrowed Plot -> the page's width then
+      const MIN_ROOM = 160;  // px: narrower than any page this app is laid out for (a phone is 320 and up)
+      const setSize = (plot, width, height) => {
+        if (plot.width === width && plot.height === height) return;
+        fitting = true;
+        try { plot.setv({ width, height }, { sync: false }); } finally { fitting = false; }
+      };
+      const fitWidth = (view) => {
+        const plot = view.model;
+        if (plot.sizing_mode != null && plot.sizing_mode !== "fixed") return;
+        const server = sizes.get(plot) ?? { width: plot.width, height: plot.height };
+        sizes.set(plot, server);
+        if (!(server.width > 0) || !(server.height > 0)) return;
+        const page = document.documentElement.clientWidth;
+        if (narrowedAt.has(plot)) {
+          if (narrowedAt.get(plot) === page) return;
+          narrowedAt.delete(plot);
+          setSize(plot, server.width, server.height);
+          soon();
+          return;
+        }
+        const box = view.el.getBoundingClientRect();
+        if (box.width === 0 || box.right <= page + 0.5) return;
+        const left = Math.max(box.left, 0);
+        const room = page - left - Math.min(left, 16);
+        // Not while the page is still being laid out (a box not yet placed gives no room, or a negative one).
+        if (!(room >= MIN_ROOM) || room >= server.width) return;
+        setSize(plot, Math.round(room), Math.round(server.height * room / server.width));
+        narrowedAt.set(plot, page);
+      };
       const soon = () => { if (!frame) frame = requestAnimationFrame(fitAll); };
       const observer = new ResizeObserver(soon);
       const watched = new WeakSet();
@@ -145,6 +182,7 @@ class TitleFit(PlainJSComponent):
           // A figure can change size with the page unchanged (presentation mode fits it to the window once
           // the page has reported it): each figure's own box is watched too.
           if (!watched.has(view.el)) { watched.add(view.el); observer.observe(view.el); }
+          try { fitWidth(view); } catch (error) { console.debug("width fit", error); }
           if (!view.frame) continue;
           try { fitFigure(view, titles); } catch (error) { console.debug("title fit", error); }
         }
@@ -154,6 +192,16 @@ class TitleFit(PlainJSComponent):
       doc?.on_change?.((event) => {
         if (fitting) return;
         const model = event.model;
+        // The server sized a figure again (its rows, presentation mode): fit from that size.
+        if (model?.toolbar !== undefined && (event.attr === "width" || event.attr === "height")) {
+          const server = sizes.get(model);
+          if (server) {
+            server[event.attr] = model[event.attr];
+            if (narrowedAt.delete(model)) setSize(model, server.width, server.height);  // measured again
+            soon();
+          }
+          return;
+        }
         // The server set a new text or size (presentation mode): fit from those.
         const kind = model?.type === "Title" ? TITLE
           : event.attr === AXIS.text || event.attr === AXIS.size ? AXIS : null;

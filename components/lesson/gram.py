@@ -32,6 +32,7 @@ from bokeh.transform import dodge
 
 from app.model import core
 from app.model.strings import minus_sign, number, text
+from components.figure_row import fixed_figure_box
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
@@ -131,7 +132,7 @@ class GramMatrix(LessonSection):
             style_figure(f, counts)
 
         self.note = LiveHTML(name="gram_note", sizing_mode="stretch_width")
-        self.figures = pn.Column(pn.pane.Bokeh(self.figure, width=660), self.note,
+        self.figures = pn.Column(fixed_figure_box(self.figure), self.note,
                                  sizing_mode="stretch_width", name="gram_view")
         self.row_view = pn.pane.Bokeh(self.distance_figure, sizing_mode="stretch_width")
         self._update_sizes()

@@ -38,6 +38,7 @@ from bokeh.transform import dodge
 from app.model import core
 from app.model.state import Notice, sentence_cut
 from app.model.strings import number, text
+from components.figure_row import figure_row
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
 from components.notices import notice_line
@@ -301,7 +302,7 @@ class OrderIsMeaning(LessonSection):
         sentence = self.control_panel(("sentence", "d_model"), columns=2)
         presets = pn.Column(html_pane(f'<p class="pe-readout">{html.escape(text(s.lang, "order_presets"))}</p>'),
                             pn.FlexBox(*self.preset_buttons, self.shuffle_button), sizing_mode="stretch_width")
-        figures = pn.Row(pn.pane.Bokeh(self.sentences_plot, sizing_mode="stretch_width"),
-                         pn.pane.Bokeh(self.outputs_plot, sizing_mode="stretch_width"), sizing_mode="stretch_width")
+        figures = figure_row(pn.pane.Bokeh(self.sentences_plot, sizing_mode="stretch_width"),
+                             pn.pane.Bokeh(self.outputs_plot, sizing_mode="stretch_width"))
         return [self.passage("intro"), sentence, presets, figures, self.readout, self.passage("look"),
                 self.passage("try"), self.passage("why")]

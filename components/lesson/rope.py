@@ -32,6 +32,7 @@ from bokeh.plotting import figure
 
 from app.model import core
 from app.model.strings import number, positions, text
+from components.figure_row import figure_row, fixed_figure_box
 from components.figure_theme import PRESENT_FONT_SCALE
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
@@ -186,10 +187,9 @@ class RotaryPosition(LessonSection):
         self.one_cell_note = self.note_box("one_cell")
 
         self.matrices = pn.Column(
-            pn.Row(*(pn.pane.Bokeh(f, sizing_mode="stretch_width") for f in self.figures), sizing_mode="stretch_width"),
+            figure_row(*(pn.pane.Bokeh(f, sizing_mode="stretch_width") for f in self.figures)),
             self.window, sizing_mode="stretch_width", name="rope_view")
-        self.hands_view = pn.Row(pn.pane.Bokeh(clock, width=560), self.angle, sizing_mode="stretch_width",
-                                 name="rope_hands_view")
+        self.hands_view = figure_row(fixed_figure_box(clock), self.angle, name="rope_hands_view")
         self._update_sizes()
         self._update_title()
 

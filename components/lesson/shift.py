@@ -26,6 +26,7 @@ from bokeh.plotting import figure
 from app.model import core
 from app.model.strings import significant, text
 from components.checks import LiveChecks
+from components.figure_row import fixed_figure_box
 from components.ladder import PALETTE
 from components.lesson.base import LessonSection
 from components.sources import send_changes
@@ -177,5 +178,5 @@ class ShiftIsRotation(LessonSection):
 
     def layout(self) -> list[pn.viewable.Viewable]:
         return [self.passage("intro"), self.control_panel(), self.block, self.passage("matrix"), self.note,
-                pn.Row(pn.pane.Bokeh(self.plot), sizing_mode="stretch_width"), self.passage("pos"),
+                fixed_figure_box(self.plot), self.passage("pos"),
                 self.passage("norms"), self.checks, self.passage("try")]

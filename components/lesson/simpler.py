@@ -36,7 +36,8 @@ from app.model.datasets import learned_rows
 from app.model.state import T_MAX
 from app.model.strings import number, percent, positions, text
 from components.distance import SLOT_COLORS, SLOT_MARKERS, SLOT_SIZES, SLOTS, sample_columns
-from components.legend import LegendRows, detach_legends
+from components.figure_row import figure_row
+from components.legend import LegendRows, detach_legends, stacked_when_narrow
 from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.stylesheets import WIDGET_STYLESHEET
@@ -175,11 +176,12 @@ class WhyNotSimpler(LessonSection):
                           line_color=COLORS["pos"], name="simpler_neighbours_learned")
         learned_dots = nb.scatter(x="p", y="learned", source=self.neighbours, size=10, marker="square",
                                   fill_color=COLORS["pos"], line_color="white", name="simpler_neighbours_dots")
-        nb.add_layout(Legend(items=[
+        nb.add_layout(neighbours_legend := Legend(items=[
             LegendItem(label=text(lang, "simpler_neighbours_sinusoid"), renderers=[sin_line, sin_dots]),
             LegendItem(label=text(lang, "simpler_neighbours_learned"), renderers=[learned, learned_dots]),
         ], location="top_left", orientation="horizontal", label_text_font_size=TICK_SIZE,
            name="simpler_neighbours_legend"), "below")
+        stacked_when_narrow(nb, neighbours_legend)
         detach_legends(nb)
         self.no_row = LiveHTML(name="simpler_no_row", sizing_mode="stretch_width", css=".pe-live{font-size:1.15rem}")
         # In place of the "neighbours" passage when a table has a single row: no neighbour to compare with.
@@ -372,8 +374,8 @@ class WhyNotSimpler(LessonSection):
                        sizing_mode="stretch_width"),
             pn.pane.Bokeh(self.ratio_plot, sizing_mode="stretch_width"),
             self.passage("learned"), self.passage("neighbours"), self.one_row_note, controls_c,
-            pn.Row(pn.pane.Bokeh(self.learned_plot, sizing_mode="stretch_width"),
-                   pn.pane.Bokeh(self.sinusoid_plot, sizing_mode="stretch_width"), sizing_mode="stretch_width"),
+            figure_row(pn.pane.Bokeh(self.learned_plot, sizing_mode="stretch_width"),
+                       pn.pane.Bokeh(self.sinusoid_plot, sizing_mode="stretch_width")),
             pn.pane.Bokeh(self.neighbours_plot, sizing_mode="stretch_width"), self.no_row,
             self.passage("honest"),
         ]

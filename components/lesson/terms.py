@@ -47,6 +47,7 @@ from bokeh.transform import transform
 
 from app.model import core
 from app.model.strings import minus_sign, number, text
+from components.figure_row import figure_row
 from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.theme import COLORS, MOVING, style_figure
@@ -202,10 +203,9 @@ class ScoreAsClocks(LessonSection):
         self.bars_figure.js_on_change("width", CustomJS(args={"room": self.bars_room}, code=_FOLLOW_WIDTH))
         self.bars_figure.on_change("width", self._follow_bars)
         self.figures = pn.Column(
-            pn.Row(pn.pane.Bokeh(self.score_figure, sizing_mode="stretch_width"), pn.pane.Bokeh(self.bars_room),
-                   sizing_mode="stretch_width"),
-            pn.Row(pn.pane.Bokeh(self.ridge_figure, sizing_mode="stretch_width"),
-                   pn.pane.Bokeh(self.bars_figure, width=340), sizing_mode="stretch_width"),
+            figure_row(pn.pane.Bokeh(self.score_figure, sizing_mode="stretch_width"), pn.pane.Bokeh(self.bars_room)),
+            figure_row(pn.pane.Bokeh(self.ridge_figure, sizing_mode="stretch_width"),
+                       pn.pane.Bokeh(self.bars_figure, width=340)),
             self.note, sizing_mode="stretch_width", name="terms_view")
         self._update_sizes()
 

@@ -56,3 +56,32 @@ def test_the_rotation_block_fits_a_phone_without_scrolling_inside(browser, app_u
         assert widths[0] <= widths[1], f"the block scrolls inside its box on a phone: {widths}"
     finally:
         context.close()
+
+
+#: Each drawn figure: its name, its left and right edges and its width on the page (px).
+_FIGURE_BOXES = """() => [...Bokeh.index.query((v) => v.model?.toolbar !== undefined && v.canvas_view)]
+  .map((v) => [v.model.name, v.el.getBoundingClientRect()]).filter(([, r]) => r.width > 0)
+  .map(([name, r]) => [name, r.left, r.right, r.width])"""
+
+
+@pytest.mark.parametrize("route", ["/simpler?lang=es", "/order?lang=en", "/terms?lang=es", "/shift?lang=en",
+                                   "/gram?lang=es", "/rope?lang=en"])
+def test_figures_side_by_side_stack_and_fixed_figures_narrow_on_a_phone(browser, app_url, route):
+    """Figures that share a row on a wide page got 195 px each on a phone (/simpler, /order), or 60 px beside a
+    fixed one (/terms); a 620–640 px heat map held the page that wide (/shift, /gram, /rope). On a phone each
+    figure is on the screen, and at least 300 px wide."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    try:
+        page.goto(app_url + route)
+        wait_until(lambda: plots_drawn(page, figure_count(route.split("?")[0])), timeout=60,
+                   message=f"the figures of {route} were not drawn")
+
+        def misfits():
+            boxes = page.evaluate(_FIGURE_BOXES)
+            return boxes and [box for box in boxes if box[1] < 0 or box[2] > 390 or box[3] < 300]
+
+        wait_until(lambda: misfits() == [], timeout=15, message=f"figures off the screen or squeezed: {misfits()}")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, f"{route} scrolls sideways on a phone"
+    finally:
+        context.close()

@@ -459,7 +459,7 @@ def slide_figures(slug: str) -> dict[str, list[float]]:
         return float(number) * (4 / 3 if unit == "pt" else 1)
 
     section = pn.panel(SECTIONS[slug](ExplorerState(lang="en", present=True)))
-    plots = [pane.object for pane in section.select(pn.pane.Bokeh) if isinstance(pane.object, Plot)]
+    plots = [plot for pane in section.select(pn.pane.Bokeh) for plot in pane.object.select({"type": Plot})]
     return {plot.name: [px(axis.axis_label_text_font_size)
                         for axis in (*plot.left, *plot.below, *plot.right, *plot.above) if isinstance(axis, Axis)]
             for plot in plots}

@@ -21,7 +21,8 @@ from components.lazy import LazyPart
 
 
 def figures(part: pn.viewable.Viewable) -> list[Plot]:
-    return [pane.object for pane in part.select(pn.pane.Bokeh) if isinstance(pane.object, Plot)]
+    # A fixed figure sits in a box of its own (components.figure_row.fixed_figure_box): the plots a pane holds.
+    return [plot for pane in part.select(pn.pane.Bokeh) for plot in pane.object.select({"type": Plot})]
 
 
 def font_sizes(plot: Plot) -> list[float]:
