@@ -123,11 +123,11 @@ class TitleFit(PlainJSComponent):
         }
       };
       const SIDES = { below: "h", above: "h", left: "v", right: "v" };
-      const fitFigure = (view, titles) => {
+      const fitFigure = (view, shownAt, titles) => {
         const frame = view.frame.bbox, box = view.bbox;
         // The canvas ends at the figure's right edge.
         const title = fitText(view.model.title, TITLE, box.width - frame.left - 6);
-        const shownAt = view.el.getBoundingClientRect();  // a figure not laid out (hidden) has no row
+        // A figure not laid out (hidden) has no row.
         if (title && shownAt.width > 0) titles.push({ target: view.model.title, set: title, top: shownAt.top });
         for (const [side, across] of Object.entries(SIDES)) {
           const room = across === "h" ? 2 * Math.min(frame.hcenter, box.width - frame.hcenter) - 8
@@ -148,13 +148,12 @@ class TitleFit(PlainJSComponent):
         fitting = true;
         try { plot.setv({ width, height }, { sync: false }); } finally { fitting = false; }
       };
-      const fitWidth = (view) => {
+      const fitWidth = (view, box, page) => {
         const plot = view.model;
         if (plot.sizing_mode != null && plot.sizing_mode !== "fixed") return;
         const server = sizes.get(plot) ?? { width: plot.width, height: plot.height };
         sizes.set(plot, server);
         if (!(server.width > 0) || !(server.height > 0)) return;
-        const page = document.documentElement.clientWidth;
         if (narrowedAt.has(plot)) {
           if (narrowedAt.get(plot) === page) return;
           narrowedAt.delete(plot);
@@ -162,7 +161,6 @@ class TitleFit(PlainJSComponent):
           soon();
           return;
         }
-        const box = view.el.getBoundingClientRect();
         if (box.width === 0 || box.right <= page + 0.5) return;
         const left = Math.max(box.left, 0);
         const room = page - left - Math.min(left, 16);
@@ -176,16 +174,19 @@ class TitleFit(PlainJSComponent):
       const watched = new WeakSet();
       const fitAll = () => {
         frame = 0;
-        const plots = window.Bokeh?.index?.query?.((v) => v.model?.toolbar !== undefined && v.canvas_view) ?? [];
+        const plots = [...(window.Bokeh?.index?.query?.((v) => v.model?.toolbar !== undefined && v.canvas_view) ?? [])];
         const titles = [];
-        for (const view of plots) {
+        // Every box read before anything is set: one layout of the page per pass, not one per figure.
+        const page = document.documentElement.clientWidth;
+        const boxes = plots.map((view) => view.el.getBoundingClientRect());
+        plots.forEach((view, i) => {
           // A figure can change size with the page unchanged (presentation mode fits it to the window once
           // the page has reported it): each figure's own box is watched too.
           if (!watched.has(view.el)) { watched.add(view.el); observer.observe(view.el); }
-          try { fitWidth(view); } catch (error) { console.debug("width fit", error); }
-          if (!view.frame) continue;
-          try { fitFigure(view, titles); } catch (error) { console.debug("title fit", error); }
-        }
+          try { fitWidth(view, boxes[i], page); } catch (error) { console.debug("width fit", error); }
+          if (!view.frame) return;
+          try { fitFigure(view, boxes[i], titles); } catch (error) { console.debug("title fit", error); }
+        });
         levelRows(titles);
       };
       const doc = window.Bokeh?.documents?.[0];
