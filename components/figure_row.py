@@ -2,13 +2,14 @@
 
 A Panel ``Row`` keeps its children side by side at any width: on a 390 px phone two stretching figures
 got 195 px each (/simpler, /order), and a stretching figure beside a fixed one 60 px (/terms). A
-``figure_row`` is that row with one rule more: below ``NARROW_PX`` of page its children stack, each the
-row's full width (as ``components.controls.SLIDER_GRID`` does for a grid of sliders).
+``figure_row`` is that row with one rule more: below ``NARROW_PX`` of page its children stack, one under
+the other (as ``components.controls.SLIDER_GRID`` does for a grid of sliders).
 
 A figure of fixed size (a square heat map, 620–640 px) held a phone's page that wide: Panel gives a
 stretching column the widest fixed width among its children as its least width. In a
 ``fixed_figure_box`` it is inside a stretching Bokeh row instead, which Panel counts as no width, and the
-page's ``TitleFit`` (components/title_fit.py) sets the figure narrower in the browser where its box is.
+page's ``TitleFit`` (components/title_fit.py) sets the figure narrower in the browser where it would run
+past the page's edge.
 """
 
 from __future__ import annotations

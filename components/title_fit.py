@@ -78,7 +78,8 @@ class TitleFit(PlainJSComponent):
                       line_share: 0.75 };
       const AXIS = { size: "axis_label_text_font_size", text: "axis_label", style: "axis_label_text_font_style",
                      font: "axis_label_text_font", line_share: 0.8 };
-      const fitText = (target, kind, room) => {
+      // Returns what it chose ({value, unit, fits, text}), set at once unless ``later`` (a title that may share a row).
+      const fitText = (target, kind, room, later = false) => {
         const shown = target?.[kind.text];
         if (typeof shown !== "string" || !shown || typeof target[kind.size] !== "string") return;
         const server = given.get(target) ?? { size: target[kind.size], text: target[kind.text] };
@@ -95,7 +96,7 @@ class TitleFit(PlainJSComponent):
           if (fits === null || (broken !== null && broken > fits)) [text, fits] = [lines, broken];
         }
         const set = { value, unit, fits: fits ?? value * model.min_share, text };
-        show(target, kind, set);
+        if (!later) show(target, kind, set);
         return set;
       };
       const show = (target, kind, { fits, unit, text }) => {
@@ -114,21 +115,20 @@ class TitleFit(PlainJSComponent):
           const key = `${Math.round(entry.top / 4)}|${entry.set.value}${entry.set.unit}`;
           rows.set(key, [...(rows.get(key) ?? []), entry]);
         }
+        // Each title set once per pass, at its row's least size (its own, alone in its row).
         for (const row of rows.values()) {
-          if (row.length < 2) continue;
           const least = Math.min(...row.map((entry) => entry.set.fits));
-          for (const entry of row) {
-            if (entry.set.fits > least) show(entry.target, TITLE, { ...entry.set, fits: least });
-          }
+          for (const entry of row) show(entry.target, TITLE, { ...entry.set, fits: least });
         }
       };
       const SIDES = { below: "h", above: "h", left: "v", right: "v" };
       const fitFigure = (view, shownAt, titles) => {
         const frame = view.frame.bbox, box = view.bbox;
         // The canvas ends at the figure's right edge.
-        const title = fitText(view.model.title, TITLE, box.width - frame.left - 6);
-        // A figure not laid out (hidden) has no row.
+        const title = fitText(view.model.title, TITLE, box.width - frame.left - 6, true);
+        // A figure not laid out (hidden) has no row: its title is set as it fits alone.
         if (title && shownAt.width > 0) titles.push({ target: view.model.title, set: title, top: shownAt.top });
+        else if (title) show(view.model.title, TITLE, title);
         for (const [side, across] of Object.entries(SIDES)) {
           const room = across === "h" ? 2 * Math.min(frame.hcenter, box.width - frame.hcenter) - 8
                                       : 2 * Math.min(frame.vcenter, box.height - frame.vcenter) - 8;
