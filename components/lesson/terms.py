@@ -47,7 +47,7 @@ from bokeh.transform import transform
 
 from app.model import core
 from app.model.strings import minus_sign, number, text
-from components.figure_row import figure_row
+from components.figure_row import NARROW_PX, figure_row
 from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.theme import COLORS, MOVING, style_figure
@@ -74,6 +74,11 @@ const rows = get('row'), sizes = get('size');
 return xs.map((terms, r) => Array.from(terms, (t) => -rows[r] + ridge * t / sizes[r]));
 """
 _FOLLOW_WIDTH = "room.width = cb_obj.width"
+#: The bars' own row axis, shown while ``figure_row`` stacks them under the ridges (the same media query).
+_BARS_AXIS_WHEN_STACKED = f"""
+const stacked = window.matchMedia("(max-width: {NARROW_PX}px)").matches;
+if (axis.visible !== stacked) axis.visible = stacked;
+"""
 _ROW_LABEL = """
 const r = Math.round(-tick);
 if (r < 0 || r >= starts.length) return '';
@@ -181,7 +186,10 @@ class ScoreAsClocks(LessonSection):
                  fill_color=COLORS["selected"], line_color=COLORS["ink"], line_width=3,
                  level=MOVING, name="terms_selected_bar_glyph")
         fig.add_layout(Span(dimension="height", location=0, line_color=COLORS["ink"], line_width=1.5))
-        fig.yaxis.visible = False
+        # Beside the ridges the bars read their rows off the ridges' axis; under them, on a phone (figure_row),
+        # they show that axis themselves: the same ticker and labels, shown only there (``_BARS_AXIS_WHEN_STACKED``).
+        fig.yaxis.update(ticker=self.ridge_figure.yaxis.ticker, formatter=self.row_labels, visible=False,
+                         name="terms_bars_rows_axis")
         fig.ygrid.grid_line_alpha = 0.35
 
         tooltips = [(text(lang, "hover_pair"), "@pair{0}–@last{0}"), (text(lang, "terms_size"), "@size")]
@@ -202,6 +210,8 @@ class ScoreAsClocks(LessonSection):
         self.bars_room = Spacer(width=self.bars_figure.width, name="terms_bars_room")
         self.bars_figure.js_on_change("width", CustomJS(args={"room": self.bars_room}, code=_FOLLOW_WIDTH))
         self.bars_figure.on_change("width", self._follow_bars)
+        self.ridge_figure.js_on_change("inner_width", CustomJS(
+            args={"axis": self.bars_figure.yaxis[0]}, code=_BARS_AXIS_WHEN_STACKED, name="terms_bars_rows_axis_shown"))
         self.figures = pn.Column(
             figure_row(pn.pane.Bokeh(self.score_figure, sizing_mode="stretch_width"), pn.pane.Bokeh(self.bars_room)),
             figure_row(pn.pane.Bokeh(self.ridge_figure, sizing_mode="stretch_width"),

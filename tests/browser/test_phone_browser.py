@@ -85,3 +85,30 @@ def test_figures_side_by_side_stack_and_fixed_figures_narrow_on_a_phone(browser,
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, f"{route} scrolls sideways on a phone"
     finally:
         context.close()
+
+
+def _bars_axis(page) -> list | None:
+    """/terms' bars' row axis: whether it is shown, how many rows the ridges' axis ticks, whether it is that ticker."""
+    return page.evaluate("""() => {
+      const axis = Bokeh.documents[0]?.get_model_by_name('terms_bars_rows_axis');
+      const ridges = Bokeh.documents[0]?.get_model_by_name('terms_plot');
+      if (!axis || !ridges) return null;
+      return [axis.visible, ridges.left[0].ticker.ticks.length, axis.ticker === ridges.left[0].ticker];
+    }""")
+
+
+@pytest.mark.parametrize(("width", "shown"), [(390, True), (1280, False)])
+def test_the_terms_bars_label_their_rows_where_they_stack_under_the_ridges(browser, app_url, width, shown):
+    """Beside the ridges the bars read their rows off the ridges' axis; stacked under them on a phone they had no
+    row labels at all. There they show the same axis (the ridges' ticker), and only there."""
+    context = browser.new_context(viewport={"width": width, "height": 844}, is_mobile=width < 600, has_touch=True)
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/terms?lang=en")
+        wait_until(lambda: plots_drawn(page, figure_count("/terms")), timeout=60, message="/terms was not drawn")
+        wait_until(lambda: (_bars_axis(page) or [None])[0] is shown, timeout=15,
+                   message=f"the bars' row axis: {_bars_axis(page)}")
+        _, ticks, shared = _bars_axis(page)
+        assert shared and ticks == 16  # d_model 32: one row per pair
+    finally:
+        context.close()
