@@ -38,6 +38,7 @@ def figure_row(*objects: pn.viewable.Viewable, **params: object) -> pn.Row:
 
 def fixed_figure_box(fig: Plot) -> pn.pane.Bokeh:
     """``fig`` (of fixed size) in a stretching row named ``<fig.name>_box``, which sets no least width for the
-    page (see the module)."""
-    return pn.pane.Bokeh(Row(children=[fig], sizing_mode="stretch_width", name=f"{fig.name}_box"),
-                         sizing_mode="stretch_width")
+    page (see the module) and is no wider than ``fig``: beside a stretching neighbour in a ``figure_row`` the
+    neighbour takes the rest of the row, not half of it."""
+    return pn.pane.Bokeh(Row(children=[fig], sizing_mode="stretch_width", max_width=fig.width, name=f"{fig.name}_box"),
+                         sizing_mode="stretch_width", max_width=fig.width)

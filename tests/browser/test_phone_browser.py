@@ -112,3 +112,21 @@ def test_the_terms_bars_label_their_rows_where_they_stack_under_the_ridges(brows
         assert shared and ticks == 16  # d_model 32: one row per pair
     finally:
         context.close()
+
+
+def test_a_fixed_figure_beside_text_leaves_the_rest_of_a_wide_row_to_the_text(browser, app_url):
+    """/rope's 540 px clock, boxed so that it narrows on a phone, took half of a 1920 px row: its angle
+    sentence began ~420 px right of the clock. Its box is no wider than the clock."""
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    try:
+        page.goto(f"{app_url}/rope?lang=es")
+        wait_until(lambda: plots_drawn(page, figure_count("/rope")), timeout=60, message="/rope was not drawn")
+        widths = """() => ['rope_clock_plot', 'rope_clock_plot_box'].map((name) => {
+          const model = Bokeh.documents[0].get_model_by_name(name);
+          const view = [...Bokeh.index.query((v) => v.model === model)][0];
+          return view ? Math.round(view.el.getBoundingClientRect().width) : null; })"""
+        wait_until(lambda: page.evaluate(widths)[0] == 540, timeout=15,
+                   message=f"the clock is not drawn at its 540 px: {page.evaluate(widths)}")
+        assert page.evaluate(widths)[1] == 540, f"the clock's box is wider than the clock: {page.evaluate(widths)}"
+    finally:
+        page.close()
