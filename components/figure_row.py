@@ -17,14 +17,17 @@ from __future__ import annotations
 import panel as pn
 from bokeh.models import Plot, Row
 
-__all__ = ["NARROW_PX", "STACKED_WHEN_NARROW", "figure_row", "fixed_figure_box"]
+__all__ = ["NARROW_PX", "NARROW_QUERY", "STACKED_WHEN_NARROW", "figure_row", "fixed_figure_box"]
 
 #: The page width (px) below which a row of figures stacks: a phone held upright, not a 768 px iframe.
 NARROW_PX = 600
+#: The media query of a page that narrow: the CSS rule below, and a script that must agree with it
+#: (``window.matchMedia(NARROW_QUERY)``).
+NARROW_QUERY = f"(max-width: {NARROW_PX}px)"
 
 #: The row's rule. Panel lays a row out as a CSS flex row and sizes each stretching child with inline
 #: styles, hence ``!important``.
-STACKED_WHEN_NARROW = f"""@media (max-width: {NARROW_PX}px) {{
+STACKED_WHEN_NARROW = f"""@media {NARROW_QUERY} {{
   :host {{ flex-direction: column !important; flex-wrap: nowrap !important; }}
   :host > * {{ flex: 0 0 auto !important; }}
 }}"""

@@ -109,14 +109,18 @@ class TitleFit(PlainJSComponent):
       // Figures side by side (their tops level) whose titles the server gave one size show them at one size: the
       // smallest any of them needs, each in the lines it chose (at 1280 px a presented "(c) Learned table…" in two
       // lines at three quarters of its size beside a neighbour's one-line title at full size read as two ranks).
+      const LEVEL_PX = 4;  // figures whose tops are this close count as side by side
       const levelRows = (titles) => {
-        const rows = new Map();
-        for (const entry of titles) {
-          const key = `${Math.round(entry.top / 4)}|${entry.set.value}${entry.set.unit}`;
-          rows.set(key, [...(rows.get(key) ?? []), entry]);
+        // A row: the same server size, tops within LEVEL_PX of its first (rounding tops to a grid would part
+        // two tops 1 px apart that straddle a grid line).
+        const rows = [];
+        for (const entry of [...titles].sort((a, b) => a.top - b.top)) {
+          const size = `${entry.set.value}${entry.set.unit}`;
+          const row = rows.find((r) => r.size === size && entry.top - r.top <= LEVEL_PX);
+          if (row) row.entries.push(entry); else rows.push({ size, top: entry.top, entries: [entry] });
         }
         // Each title set once per pass, at its row's least size (its own, alone in its row).
-        for (const row of rows.values()) {
+        for (const { entries: row } of rows) {
           const least = Math.min(...row.map((entry) => entry.set.fits));
           for (const entry of row) show(entry.target, TITLE, { ...entry.set, fits: least });
         }

@@ -24,6 +24,7 @@ What is resent on a change:
 from __future__ import annotations
 
 import html
+import json
 
 import numpy as np
 import panel as pn
@@ -47,7 +48,7 @@ from bokeh.transform import transform
 
 from app.model import core
 from app.model.strings import minus_sign, number, text
-from components.figure_row import NARROW_PX, figure_row
+from components.figure_row import NARROW_QUERY, figure_row
 from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.theme import COLORS, MOVING, style_figure
@@ -76,7 +77,7 @@ return xs.map((terms, r) => Array.from(terms, (t) => -rows[r] + ridge * t / size
 _FOLLOW_WIDTH = "room.width = cb_obj.width"
 #: The bars' own row axis, shown while ``figure_row`` stacks them under the ridges (the same media query).
 _BARS_AXIS_WHEN_STACKED = f"""
-const stacked = window.matchMedia("(max-width: {NARROW_PX}px)").matches;
+const stacked = window.matchMedia({json.dumps(NARROW_QUERY)}).matches;
 if (axis.visible !== stacked) axis.visible = stacked;
 """
 _ROW_LABEL = """
