@@ -114,30 +114,48 @@ class TitleFit(PlainJSComponent):
         // A row: the same server size, tops within LEVEL_PX of its first (rounding tops to a grid would part
         // two tops 1 px apart that straddle a grid line).
         const rows = [];
-        for (const entry of [...titles].sort((a, b) => a.top - b.top)) {
+        for (const entry of [...titles].sort((a, b) => (a.top || 0) - (b.top || 0))) {
           const size = `${entry.set.value}${entry.set.unit}`;
-          const row = rows.find((r) => r.size === size && entry.top - r.top <= LEVEL_PX);
+          // A figure not laid out (top NaN) is in a row of its own.
+          const row = rows.find((r) => r.size === size && Math.abs(entry.top - r.top) <= LEVEL_PX);
           if (row) row.entries.push(entry); else rows.push({ size, top: entry.top, entries: [entry] });
         }
-        // Each title set once per pass, at its row's least size (its own, alone in its row).
+        // Each title set once per pass, at its row's least size (its own, alone in its row); its figure's axis
+        // labels no larger than it (presented at 1280 px, "offset k" at 41 px under a title in two lines at 28
+        // read as the heading), nor below AXIS.line_share of their own size.
         for (const { entries: row } of rows) {
           const least = Math.min(...row.map((entry) => entry.set.fits));
-          for (const entry of row) show(entry.target, TITLE, { ...entry.set, fits: least });
+          for (const entry of row) {
+            show(entry.target, TITLE, { ...entry.set, fits: least });
+            const titlePx = inPx(least, entry.set.unit);
+            for (const [axis, set] of entry.axes) {
+              const floorPx = inPx(set.value * AXIS.line_share, set.unit);
+              const capPx = Math.max(titlePx, floorPx);
+              const fits = inPx(set.fits, set.unit) > capPx ? Math.floor(2 * capPx / inPx(1, set.unit)) / 2 : set.fits;
+              show(axis, AXIS, { ...set, fits });
+            }
+          }
         }
       };
+      const inPx = (value, unit) => unit === "pt" ? value * 4 / 3 : value;
       const SIDES = { below: "h", above: "h", left: "v", right: "v" };
       const fitFigure = (view, shownAt, titles) => {
         const frame = view.frame.bbox, box = view.bbox;
         // The canvas ends at the figure's right edge.
         const title = fitText(view.model.title, TITLE, box.width - frame.left - 6, true);
-        // A figure not laid out (hidden) has no row: its title is set as it fits alone.
-        if (title && shownAt.width > 0) titles.push({ target: view.model.title, set: title, top: shownAt.top });
-        else if (title) show(view.model.title, TITLE, title);
+        // A titled figure's axis labels are set with its title (levelRows), each once per pass.
+        const axes = [];
         for (const [side, across] of Object.entries(SIDES)) {
           const room = across === "h" ? 2 * Math.min(frame.hcenter, box.width - frame.hcenter) - 8
                                       : 2 * Math.min(frame.vcenter, box.height - frame.vcenter) - 8;
-          for (const axis of view.model[side] ?? []) fitText(axis, AXIS, room);
+          for (const axis of view.model[side] ?? []) {
+            const set = fitText(axis, AXIS, room, Boolean(title));
+            if (set) axes.push([axis, set]);
+          }
         }
+        if (!title) return;
+        // A figure not laid out (hidden) has no row: its title is set as it fits alone.
+        titles.push({ target: view.model.title, set: title, top: shownAt.width > 0 ? shownAt.top : NaN, axes });
       };
       // A figure of fixed size that runs past the page's right edge (a 620 px heat map on a 390 px phone) is set
       // narrower, its height with it (its shape kept), to end at the page's right margin (taken as its left one,

@@ -35,6 +35,7 @@ from bokeh.models import (
     CDSView,
     ColumnDataSource,
     GroupFilter,
+    IndexFilter,
     Label,
     Legend,
     LegendItem,
@@ -63,15 +64,29 @@ LEARNED_SEED = 0
 NUDGE = 0.18
 #: The value of an ``unseen_<ladder>`` column for each group of marks.
 UNSEEN = {"seen": 0, "unseen": 1}
-#: Up to this many pairs the angles' marks have their full size (13 and 16 px); past it they shrink with the pairs'
-#: pitch, to ``SMALLEST_MARKS`` of it: at 512 pairs (a pitch of 2–3 px) full-size marks ran into two solid bands.
-FULL_MARKS_UP_TO = 96
-SMALLEST_MARKS = 0.4
+#: Past this many pairs the marks are drawn on every ``stride``-th pair only (and where a ladder's marks change
+#: shape), at full size: at 512 pairs circles and triangles 2 px apart read as one band, also when shrunk with
+#: the pitch (as they were). Every pair keeps its bar, and the source every number.
+MOST_MARKED_PAIRS = 64
 
 
-def mark_scale(pairs: int) -> float:
-    """The size of the angles' marks for ``pairs`` pairs, as a share of their full size."""
-    return min(1.0, max(SMALLEST_MARKS, FULL_MARKS_UP_TO / max(pairs, 1)))
+def mark_stride(pairs: int) -> int:
+    """Every how many pairs a mark is drawn, for ``pairs`` pairs (1: every pair)."""
+    return max(1, math.ceil(pairs / MOST_MARKED_PAIRS))
+
+
+def marked_pairs(unseen: dict[str, np.ndarray], pairs: int) -> list[int]:
+    """The pairs whose marks are drawn: every ``mark_stride``-th one, the last one, and on each side of every
+    place where a ladder's marks change shape (``unseen``: one 0/1 flag per pair for each ladder)."""
+    stride = mark_stride(pairs)
+    if stride == 1:
+        return list(range(pairs))
+    marked = set(range(0, pairs, stride)) | {pairs - 1}
+    for flags in unseen.values():
+        changes = np.flatnonzero(np.diff(np.asarray(flags, dtype=np.int8))) + 1
+        marked.update(changes.tolist())
+        marked.update((changes - 1).tolist())
+    return sorted(marked)
 
 
 def angle_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.ndarray | list]:
@@ -241,6 +256,8 @@ class PastTrainingLength(LessonSection):
         # (circles), filtered by a column: a stretch button changes which columns they read, not the data.
         self.filters: dict[tuple[str, str], GroupFilter] = {}
         self.marks: dict[tuple[str, str], object] = {}
+        # The pairs that have marks (``marked_pairs``), one filter for the four renderers.
+        self.marked = IndexFilter(indices=[], name="extrapolation_marked_pairs")
         # Beside their pair by a transform in the page: two columns fewer to send on a d_model step.
         looks = {"trained": {"x": dodge("pair", -NUDGE), "fill_color": "white", "line_color": COLORS["pos"],
                              "line_width": 2.5},
@@ -253,7 +270,7 @@ class PastTrainingLength(LessonSection):
                 self.filters[(role, group)] = flt
                 self.marks[(role, group)] = fig.scatter(
                     y="sinusoidal" if role == "trained" else state.stretch, source=self.angles,
-                    view=CDSView(filter=flt), marker=marker, size=13 if marker == "circle" else 16,
+                    view=CDSView(filter=flt & self.marked), marker=marker, size=13 if marker == "circle" else 16,
                     level=MOVING, name=f"extrapolation_{role}_{group}_marks", **look)
         # Legend keys: renderers with a fixed look only (``detach_legends`` draws their swatches), so that a shape
         # and a fill each say one thing.
@@ -271,7 +288,6 @@ class PastTrainingLength(LessonSection):
                               border_line_color=None, name="extrapolation_angles_legend"), "below")
         style_figure(fig, counts="x")
         detach_legends(fig)
-        self._mark_scale = 1.0  # the marks as built: full size (their legend keys keep it)
 
         # Scores past the edge.
         self.scores = ColumnDataSource(name="extrapolation_scores",
@@ -347,7 +363,12 @@ class PastTrainingLength(LessonSection):
             self.angles_figure.y_range.update(start=low / 10, end=max(high, 2 * math.pi) * 3)
             self.bars.glyph.bottom = low / 10
             self.angles_figure.x_range.update(start=-0.6, end=s.d_model // 2 - 0.4)
-            self._scale_marks(mark_scale(s.d_model // 2))
+            marked = marked_pairs({name: angles[f"unseen_{name}"] for name in LADDERS}, s.d_model // 2)
+            if marked != self.marked.indices:
+                self.marked.indices = marked
+            stride = mark_stride(s.d_model // 2)
+            self.angles_figure.xaxis.axis_label = (text(s.lang, "extrapolation_pair") if stride == 1 else
+                                                   text(s.lang, "extrapolation_pair_thinned", stride=stride))
             self.turn_label.x = s.d_model // 2 - 0.4
             curves = np.concatenate([scores[name] for name in (*LADDERS, "learned")])
             curves = curves[np.isfinite(curves)]
@@ -361,13 +382,6 @@ class PastTrainingLength(LessonSection):
             # The label sits just past the last trained row, where the learned curve stops.
             self.no_value_label.x = s.T_train - 1
             self.no_value_label.visible = s.T_train < s.T
-
-    def _scale_marks(self, scale: float) -> None:
-        # Relative to the size they have, which presentation mode may have grown (figure_theme): kept as it grew.
-        if scale != self._mark_scale:
-            for renderer in self.marks.values():
-                renderer.glyph.size = round(renderer.glyph.size * scale / self._mark_scale, 3)
-            self._mark_scale = scale
 
     @param.depends("state.stretch", watch=True)
     def _update_scheme(self) -> None:

@@ -8,8 +8,8 @@ import pytest
 from app.lesson import SECTIONS
 from app.model.strings import text
 from app.pages import VIEWS
-from components.figure_theme import PRESENT_MIN_FONT_PX
-from components.theme import TITLE_SIZE
+from components.figure_theme import present_font_size
+from components.theme import LABEL_SIZE, TITLE_SIZE
 from tests.helpers import figure_count, plots_drawn, wait_until
 
 pytestmark = pytest.mark.browser
@@ -165,9 +165,16 @@ def test_titles_side_by_side_are_set_at_one_size(page, app_url, lang):
     wait_until(lambda: pair() and pair()[0][0] == pair()[1][0], timeout=10, message=f"drawn as {pair()}")
     (_, learned_text), (sinusoid_size, sinusoid_text) = pair()
     assert "\n" in learned_text and "\n" not in sinusoid_text
-    # The server gives every presented title at least PRESENT_MIN_FONT_PX: the one-line title was set smaller to
-    # match its neighbour (without the rule it stays at its own size, which fits).
-    assert _px(sinusoid_size) < PRESENT_MIN_FONT_PX, sinusoid_size
+    # The one-line title was set smaller than the server's presented size to match its neighbour (without the
+    # rule it stays at that size, which fits).
+    assert _px(sinusoid_size) < _px(present_font_size(TITLE_SIZE)), sinusoid_size
+    # Under those titles the axis labels ("offset k", "dot product", at the server's presented size) were larger
+    # than the titles: they are no larger, or no smaller than four fifths of their own size.
+    axes = page.evaluate("""() => ['simpler_learned_plot', 'simpler_sinusoid_plot'].map((name) => {
+      const plot = Bokeh.documents[0].get_model_by_name(name);
+      return [...plot.below, ...plot.left].map((axis) => axis.axis_label_text_font_size); })""")
+    cap = max(_px(sinusoid_size), 0.8 * _px(present_font_size(LABEL_SIZE)))
+    assert all(_px(size) <= cap + 0.5 for sizes in axes for size in sizes if size), (axes, sinusoid_size)
 
 
 def _px(size: str) -> float:

@@ -12,10 +12,12 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.model import core
 from app.model.state import ExplorerState
-from components.lesson.extrapolation import PastTrainingLength
+from components.lesson.extrapolation import PastTrainingLength, marked_pairs
 
 D, T_TRAIN, T, BASE = 64, 32, 128, 10_000
 
@@ -143,24 +145,44 @@ def test_the_stretch_buttons_change_what_is_drawn_not_the_data(section):
     assert section.filters[("trained", "unseen")].column_name == "unseen_sinusoidal"
 
 
-def test_the_marks_shrink_where_the_pairs_crowd_and_their_keys_do_not(section):
+def test_the_marks_thin_out_where_the_pairs_crowd_and_every_pair_keeps_its_bar(section):
+    """At 512 pairs circles and triangles 2 px apart read as one band: marks are drawn on every 8th pair and on
+    both sides of each change of shape, full size; the bars and the source keep every pair."""
     def marks() -> dict[tuple[str, str], float]:
         return {key: renderer.glyph.size for key, renderer in section.marks.items()}
 
-    def keys() -> dict[str, float]:  # the legend's stand-ins (components.legend): sizes as values
-        return {r.name: r.glyph.size.value for r in section.angles_figure.renderers if r.name.endswith("_marks_legend")}
-
     full = {("trained", "seen"): 13, ("trained", "unseen"): 16, ("stretched", "seen"): 13,
             ("stretched", "unseen"): 16}
-    built = keys()
-    assert marks() == full and set(built.values()) == {13, 16}  # 32 pairs: room for full-size marks
-    section.state.d_model = 1024  # 512 pairs, 2-3 px apart on a wide screen: four tenths of their size
-    assert marks() == pytest.approx({key: size * 0.4 for key, size in full.items()})
-    section.state.d_model = 256  # 128 pairs: 96 / 128 of it
-    assert marks() == pytest.approx({key: size * 0.75 for key, size in full.items()})
-    section.state.d_model = 192  # 96 pairs: full size again, where it was
-    assert marks() == pytest.approx(full, rel=1e-12)
-    assert keys() == built
+    assert section.marked.indices == list(range(32)) and marks() == full  # 32 pairs: every one marked
+    assert section.angles_figure.xaxis.axis_label == "pair i"
+    section.state.param.update(d_model=1024)
+    marked = section.marked.indices
+    assert len(column(section.angles, "pair")) == 512 and marks() == full
+    assert set(range(0, 512, 8)) <= set(marked) and 511 in marked
+    # Where the trained ladder's pairs stop having turned in training: both sides marked, by hand.
+    reach = BASE ** (-2.0 * np.arange(512) / 1024) * (T_TRAIN - 1)
+    first_unturned = int(np.argmax(reach < 2 * np.pi))
+    assert {first_unturned - 1, first_unturned} <= set(marked)
+    assert len(marked) <= 64 + 1 + 4 * 4  # the stride, the last pair, two sides of at most two changes per ladder
+    for renderer in section.marks.values():
+        assert section.marked in renderer.view.filter.operands  # each mark renderer reads the one filter
+    assert section.angles_figure.xaxis.axis_label == "pair i (a mark every 8 pairs, and where marks change shape)"
+    section.state.d_model = 128  # 64 pairs: every one marked again
+    assert section.marked.indices == list(range(64))
+    assert section.angles_figure.xaxis.axis_label == "pair i"
+
+
+@given(pairs=st.integers(65, 2048), cuts=st.lists(st.integers(1, 2047), max_size=4))
+def test_marked_pairs_leave_no_gap_longer_than_the_stride_and_mark_every_change(pairs, cuts):
+    flags = np.zeros(pairs, dtype=np.int8)
+    for cut in cuts:
+        flags[cut % pairs:] ^= 1  # a change of shape at each cut
+    marked = marked_pairs({"one": flags}, pairs)
+    stride = math.ceil(pairs / 64)
+    assert marked == sorted(set(marked)) and marked[0] == 0 and marked[-1] == pairs - 1
+    assert max(np.diff(marked)) <= stride
+    for i in np.flatnonzero(np.diff(flags)) + 1:
+        assert i - 1 in marked and i in marked
 
 
 @pytest.mark.parametrize("sizes", [{"d_model": 2, "T": 1, "T_train": 1}, {"d_model": 2, "T": 5, "T_train": 1},
