@@ -35,7 +35,6 @@ from bokeh.models import (
     CDSView,
     ColumnDataSource,
     GroupFilter,
-    IndexFilter,
     Label,
     Legend,
     LegendItem,
@@ -104,6 +103,11 @@ def angle_data(T_train: int, T: int, d_model: int, base: float) -> dict[str, np.
         # 1 where the pair meets angles training never showed it: a small binary column, where a list of
         # words cost the serializer ~1 µs an entry (4 ms of a 1024-wide step).
         data[f"unseen_{name}"] = unseen[name].astype(np.int8)
+    # 1 where the pair's marks are drawn (``marked_pairs``): a column of the source the step sends anyway, not a
+    # filter's list sent beside it (a d_model step at 1024 paid ~3 ms more for that, p50).
+    marked = np.zeros(pairs.size, dtype=np.int8)
+    marked[marked_pairs({name: data[f"unseen_{name}"] for name in unseen}, pairs.size)] = 1
+    data["marked"] = marked
     return data
 
 
@@ -232,7 +236,7 @@ class PastTrainingLength(LessonSection):
         self.angles = ColumnDataSource(name="extrapolation_angles",
                                        data={"pair": [], "trained": [],
                                              **{name: [] for name in LADDERS},
-                                             **{f"unseen_{name}": [] for name in LADDERS}})
+                                             **{f"unseen_{name}": [] for name in LADDERS}, "marked": []})
         self.angles_figure = fig = figure(
             name="extrapolation_angles_plot", title=text(lang, "extrapolation_angles_title"), height=470,
             sizing_mode="stretch_width", tools="", toolbar_location=None, y_axis_type="log",
@@ -256,8 +260,8 @@ class PastTrainingLength(LessonSection):
         # (circles), filtered by a column: a stretch button changes which columns they read, not the data.
         self.filters: dict[tuple[str, str], GroupFilter] = {}
         self.marks: dict[tuple[str, str], object] = {}
-        # The pairs that have marks (``marked_pairs``), one filter for the four renderers.
-        self.marked = IndexFilter(indices=[], name="extrapolation_marked_pairs")
+        # The pairs that have marks (the source's ``marked``), one filter for the four renderers.
+        self.marked = GroupFilter(column_name="marked", group=1, name="extrapolation_marked_pairs")
         # Beside their pair by a transform in the page: two columns fewer to send on a d_model step.
         looks = {"trained": {"x": dodge("pair", -NUDGE), "fill_color": "white", "line_color": COLORS["pos"],
                              "line_width": 2.5},
@@ -363,9 +367,6 @@ class PastTrainingLength(LessonSection):
             self.angles_figure.y_range.update(start=low / 10, end=max(high, 2 * math.pi) * 3)
             self.bars.glyph.bottom = low / 10
             self.angles_figure.x_range.update(start=-0.6, end=s.d_model // 2 - 0.4)
-            marked = marked_pairs({name: angles[f"unseen_{name}"] for name in LADDERS}, s.d_model // 2)
-            if marked != self.marked.indices:
-                self.marked.indices = marked
             stride = mark_stride(s.d_model // 2)
             self.angles_figure.xaxis.axis_label = (text(s.lang, "extrapolation_pair") if stride == 1 else
                                                    text(s.lang, "extrapolation_pair_thinned", stride=stride))

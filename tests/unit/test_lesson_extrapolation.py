@@ -153,10 +153,10 @@ def test_the_marks_thin_out_where_the_pairs_crowd_and_every_pair_keeps_its_bar(s
 
     full = {("trained", "seen"): 13, ("trained", "unseen"): 16, ("stretched", "seen"): 13,
             ("stretched", "unseen"): 16}
-    assert section.marked.indices == list(range(32)) and marks() == full  # 32 pairs: every one marked
+    assert column(section.angles, "marked").tolist() == [1] * 32 and marks() == full  # 32 pairs: every one marked
     assert section.angles_figure.xaxis.axis_label == "pair i"
     section.state.param.update(d_model=1024)
-    marked = section.marked.indices
+    marked = np.flatnonzero(column(section.angles, "marked")).tolist()
     assert len(column(section.angles, "pair")) == 512 and marks() == full
     assert set(range(0, 512, 8)) <= set(marked) and 511 in marked
     # Where the trained ladder's pairs stop having turned in training: both sides marked, by hand.
@@ -168,7 +168,7 @@ def test_the_marks_thin_out_where_the_pairs_crowd_and_every_pair_keeps_its_bar(s
         assert section.marked in renderer.view.filter.operands  # each mark renderer reads the one filter
     assert section.angles_figure.xaxis.axis_label == "pair i (a mark every 8 pairs, and where marks change shape)"
     section.state.d_model = 128  # 64 pairs: every one marked again
-    assert section.marked.indices == list(range(64))
+    assert column(section.angles, "marked").tolist() == [1] * 64
     assert section.angles_figure.xaxis.axis_label == "pair i"
 
 
