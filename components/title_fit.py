@@ -14,7 +14,8 @@ It fits when the page's size changes (the window is resized, figures arrive: a l
 built as the reader comes near it), when a figure's own size does (presentation mode fits the
 figures to the window once the page has reported it) and when a title or an axis label changes
 (its text, or the server's size); not on a slider step that changes neither. Figures side by side
-whose titles the server gave one size show them at one size, the smallest any of them needs. A figure of
+whose titles the server gave one size show them at one size, the smallest any of them needs, and a titled figure's
+axis labels are no larger than its title as shown (down to four fifths of their own size). A figure of
 fixed size wider than the page (a heat map on a phone) is set narrower in the browser, its shape kept.
 """
 
