@@ -95,6 +95,10 @@ class LegendRows:
 #: A legend's rule: no overlay on its entries (they are not clickable; see the module's docstring).
 QUIET_ENTRIES = ".bk-overlay { display: none; }"
 
+#: A legend's stylesheet that breaks a label into lines no wider than the screen less the room left of it (a
+#: frame's axis, a swatch): on a 390 px phone a label of one line ran past the figure's edge, cut by the canvas.
+WRAPPED_LABELS = ".bk-label { white-space: normal; max-width: calc(100vw - 180px); }"
+
 
 def detach_legends(fig: Figure) -> list[LegendRows]:
     """Point every entry of ``fig``'s legends at stand-ins (see the module's docstring); returns the

@@ -49,7 +49,7 @@ from app.model import core
 from app.model.datasets import ALIBI_HEADS, extrapolation_ladders, learned_rows
 from app.model.state import STRETCHES
 from app.model.strings import number, significant, text
-from components.legend import detach_legends
+from components.legend import WRAPPED_LABELS, detach_legends, two_columns_if_they_fit
 from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.theme import COLORS, MOVING, TICK_SIZE, style_figure
@@ -288,8 +288,13 @@ class PastTrainingLength(LessonSection):
                  LegendItem(label=text(lang, "extrapolation_legend_unseen"),
                             renderers=[self.marks[("trained", "unseen")]])]
         # Below the figure, in two columns: inside, it covered the bars of the slow pairs or the fast pairs' marks.
-        fig.add_layout(Legend(items=items, ncols=2, label_width=250, label_text_font_size=TICK_SIZE,
-                              border_line_color=None, name="extrapolation_angles_legend"), "below")
+        angles_legend = Legend(items=items, ncols=2, location="top_left", label_width=250,
+                               label_text_font_size=TICK_SIZE, border_line_color=None, stylesheets=[WRAPPED_LABELS],
+                               name="extrapolation_angles_legend")
+        fig.add_layout(angles_legend, "below")
+        # One column where two would pass the figure's edge, its labels in lines no longer than the screen: on a
+        # phone, and presented at 1280 px in Spanish, the canvas cut one column, or the start of both, away.
+        two_columns_if_they_fit(fig, angles_legend)
         style_figure(fig, counts="x")
         detach_legends(fig)
 
@@ -330,14 +335,15 @@ class PastTrainingLength(LessonSection):
         sf.add_layout(self.no_value_label)
         self.stretched_score_item = LegendItem(label=self._stretched_label("extrapolation_legend_stretched_score"),
                                                renderers=[self.stretched_curve])
-        sf.add_layout(Legend(items=[
+        scores_legend = Legend(items=[
             LegendItem(label=text(lang, "extrapolation_legend_untouched_score"), renderers=[untouched]),
             self.stretched_score_item,
             LegendItem(label=text(lang, "extrapolation_legend_learned"), renderers=[learned]),
             LegendItem(label=text(lang, "extrapolation_legend_alibi", heads=ALIBI_HEADS), renderers=[alibi]),
-        ], ncols=2, label_width=250, label_text_font_size=TICK_SIZE, border_line_color=None,
-            name="extrapolation_scores_legend"),
-            "below")
+        ], ncols=2, location="top_left", label_width=250, label_text_font_size=TICK_SIZE, border_line_color=None,
+            stylesheets=[WRAPPED_LABELS], name="extrapolation_scores_legend")
+        sf.add_layout(scores_legend, "below")
+        two_columns_if_they_fit(sf, scores_legend)
         style_figure(sf, counts="x")
         sf.yaxis[0].major_label_text_font_size = TICK_SIZE
         detach_legends(sf)

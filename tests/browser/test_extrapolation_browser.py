@@ -98,3 +98,38 @@ def test_a_training_length_past_T_is_read_as_T_with_a_notice(page, app_url, cons
     assert not np.isnan(np.asarray(scores["learned"], dtype=float)).any()  # T_train = T: every row trained
     assert model_property(page, "extrapolation_no_learned_label", "visible") is False
     assert console_errors == []
+
+
+#: Each of the section's legends: its left and right edges on the page, and the labels' widest right edge.
+_LEGEND_EDGES = """() => ['extrapolation_angles_legend', 'extrapolation_scores_legend'].map((name) => {
+  const legend = window.Bokeh?.documents?.[0]?.get_model_by_name(name);
+  const view = legend && Bokeh.index.find_one(legend);
+  if (!view?.el) return null;
+  const box = view.el.getBoundingClientRect();
+  const labels = [...view.shadow_el.querySelectorAll('.bk-label')].map((label) => label.getBoundingClientRect());
+  return [box.left, box.right, labels.length, Math.max(...labels.map((label) => label.right))];
+})"""
+
+
+@pytest.mark.parametrize(("width", "query"), [(390, "lang=es"), (390, "lang=en"), (1280, "lang=es&present=1")])
+def test_the_legends_are_read_whole_on_a_phone_and_presented(browser, app_url, width, query):
+    """The legends under the two figures were set in two columns of one-line labels: on a 390 px phone the
+    canvas cut the second column away (the stretched ladder's entry, the trained curve's), presented at 1280 px
+    in Spanish the start of both. Every label is now on the screen, in one column and in lines where needed."""
+    mobile = width < 600
+    context = browser.new_context(viewport={"width": width, "height": 844}, is_mobile=mobile, has_touch=mobile)
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/extrapolation?{query}")
+        wait_until(lambda: None not in (page.evaluate(_LEGEND_EDGES) or [None]), timeout=60,
+                   message="the legends were not drawn")
+
+        def off_screen():
+            return [edges for edges in page.evaluate(_LEGEND_EDGES)
+                    if edges[0] < 0 or edges[1] > width + 0.5 or edges[2] != 4 or edges[3] > width + 0.5]
+
+        wait_until(lambda: off_screen() == [], timeout=15, message=f"legends off the screen: {off_screen()}")
+        wait_until(lambda: page.evaluate("document.documentElement.scrollWidth") <= width, timeout=10,
+                   message="the page scrolls sideways")
+    finally:
+        context.close()
