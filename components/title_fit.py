@@ -11,7 +11,8 @@ frame, in one line: the canvas cut "‖y(original) − y(current)‖ of the same
 the text and size it chose (presentation mode sets larger ones), and the browser fits from those.
 
 It fits when the page's size changes (the window is resized, figures arrive: a lesson section
-built as the reader comes near it), when a figure's own size does (presentation mode fits the
+built as the reader comes near it), when a figure's own size does, when BokehJS lays a figure out at a new
+width (one drawn off screen is laid out at its model's width until the reader reaches it) (presentation mode fits the
 figures to the window once the page has reported it) and when a title or an axis label changes
 (its text, or the server's size); not on a slider step that changes neither. Figures side by side
 whose titles the server gave one size show them at one size, the smallest any of them needs, and a titled figure's
@@ -192,8 +193,13 @@ class TitleFit(PlainJSComponent):
         setSize(plot, Math.round(room), Math.round(server.height * room / server.width));
         narrowedAt.set(plot, page);
       };
-      const soon = () => { if (!frame) frame = requestAnimationFrame(fitAll); };
-      const observer = new ResizeObserver(soon);
+      const WIDTH_PASSES = 3;
+      let widthPasses = 0;
+      const soon = () => {
+        widthPasses = 0;
+        if (!frame) frame = requestAnimationFrame(fitAll);
+      };
+      const observer = new ResizeObserver(() => soon());
       const watched = new WeakSet();
       const fitAll = () => {
         frame = 0;
@@ -216,6 +222,18 @@ class TitleFit(PlainJSComponent):
       doc?.on_change?.((event) => {
         if (fitting) return;
         const model = event.model;
+        // BokehJS laid a figure out at a new width: a figure drawn off screen (content-visibility: auto) is laid out
+        // at its model's width until the reader reaches it, its element's box unchanged (no ResizeObserver entry):
+        // /explore's distance figure on a phone kept a title fitted to 600 px.
+        // A fit changes frames too (an axis label's size moves the frame's edge): at most WIDTH_PASSES passes in a
+        // row come from these, so two fits that undid each other could not go on for good.
+        if (model?.toolbar !== undefined && event.attr === "inner_width") {
+          if (widthPasses < WIDTH_PASSES) {
+            widthPasses += 1;
+            if (!frame) frame = requestAnimationFrame(fitAll);
+          }
+          return;
+        }
         // The server sized a figure again (its rows, presentation mode): fit from that size.
         if (model?.toolbar !== undefined && (event.attr === "width" || event.attr === "height")) {
           const server = sizes.get(model);
