@@ -97,6 +97,16 @@ class TitleFit(PlainJSComponent):
           const broken = largestFitting(font, lines, value, unit, room);
           if (fits === null || (broken !== null && broken > fits)) [text, fits] = [lines, broken];
         }
+        // Two lines still wider than the room at min_share of the size (a 390 px phone, "Puntuación de dos
+        // posiciones a distancia k," over its second line): the wider line broken again, into three.
+        if (fits === null && kind === TITLE && text.split("\\n").length === 2) {
+          const lines = text.split("\\n");
+          const wider = widthOf(font, server.size, lines[0]) >= widthOf(font, server.size, lines[1]) ? 0 : 1;
+          lines[wider] = twoLines(font, lines[wider], value, unit, room);
+          const three = lines.join("\\n");
+          const broken = largestFitting(font, three, value, unit, room);
+          if (broken !== null) [text, fits] = [three, broken];
+        }
         const set = { value, unit, fits: fits ?? value * model.min_share, text };
         if (!later) show(target, kind, set);
         return set;
@@ -105,6 +115,7 @@ class TitleFit(PlainJSComponent):
         const size = `${fits}${unit}`;
         if (target[kind.size] !== size || target[kind.text] !== text) {
           fitting = true;
+          changed = true;
           try { target.setv({ [kind.size]: size, [kind.text]: text }, { sync: false }); } finally { fitting = false; }
         }
       };
@@ -170,6 +181,7 @@ class TitleFit(PlainJSComponent):
       const setSize = (plot, width, height) => {
         if (plot.width === width && plot.height === height) return;
         fitting = true;
+        changed = true;
         try { plot.setv({ width, height }, { sync: false }); } finally { fitting = false; }
       };
       const fitWidth = (view, box, page) => {
@@ -195,6 +207,7 @@ class TitleFit(PlainJSComponent):
       };
       const WIDTH_PASSES = 3;
       let widthPasses = 0;
+      let changed = false;  // whether this pass set anything
       const soon = () => {
         widthPasses = 0;
         if (!frame) frame = requestAnimationFrame(fitAll);
@@ -203,6 +216,7 @@ class TitleFit(PlainJSComponent):
       const watched = new WeakSet();
       const fitAll = () => {
         frame = 0;
+        changed = false;
         const plots = [...(window.Bokeh?.index?.query?.((v) => v.model?.toolbar !== undefined && v.canvas_view) ?? [])];
         const titles = [];
         // Every box read before anything is set: one layout of the page per pass, not one per figure.
@@ -217,6 +231,7 @@ class TitleFit(PlainJSComponent):
           try { fitFigure(view, boxes[i], titles); } catch (error) { console.debug("title fit", error); }
         });
         levelRows(titles);
+        if (!changed) widthPasses = 0;  // the figures are as they should be: a later layout is fitted again
       };
       const doc = window.Bokeh?.documents?.[0];
       doc?.on_change?.((event) => {
@@ -225,12 +240,12 @@ class TitleFit(PlainJSComponent):
         // BokehJS laid a figure out at a new width: a figure drawn off screen (content-visibility: auto) is laid out
         // at its model's width until the reader reaches it, its element's box unchanged (no ResizeObserver entry):
         // /explore's distance figure on a phone kept a title fitted to 600 px.
-        // A fit changes frames too (an axis label's size moves the frame's edge): at most WIDTH_PASSES passes in a
-        // row come from these, so two fits that undid each other could not go on for good.
+        // A fit changes frames too (an axis label's size moves the frame's edge): at most WIDTH_PASSES passes that
+        // changed something come from these in a row, so two fits that undid each other could not go on for good.
         if (model?.toolbar !== undefined && event.attr === "inner_width") {
-          if (widthPasses < WIDTH_PASSES) {
+          if (!frame && widthPasses < WIDTH_PASSES) {
             widthPasses += 1;
-            if (!frame) frame = requestAnimationFrame(fitAll);
+            frame = requestAnimationFrame(fitAll);
           }
           return;
         }

@@ -49,15 +49,16 @@ def run_coroutine(coroutine, timeout: float = 180.0):
 
 
 def wait_until(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05,
-               message: str = "condition not met") -> Any:
-    """Poll ``condition`` until it returns something truthy; fail after ``timeout`` seconds."""
+               message: str | Callable[[], str] = "condition not met") -> Any:
+    """Poll ``condition`` until it returns something truthy; fail after ``timeout`` seconds, with ``message``
+    (a callable is called then: an f-string message shows the page as it was before the wait)."""
     deadline = time.monotonic() + timeout
     while True:
         result = condition()
         if result:
             return result
         if time.monotonic() > deadline:
-            raise AssertionError(f"{message} (after {timeout} s)")
+            raise AssertionError(f"{message() if callable(message) else message} (after {timeout} s)")
         time.sleep(interval)
 
 
@@ -74,7 +75,7 @@ async def until(condition: Callable[[], Any], timeout: float = 15.0, message: st
         if result:
             return result
         if time.monotonic() > deadline:
-            raise AssertionError(f"{message} (after {timeout} s)")
+            raise AssertionError(f"{message() if callable(message) else message} (after {timeout} s)")
         await asyncio.sleep(every)  # polling interval
 
 
