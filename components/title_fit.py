@@ -11,10 +11,11 @@ frame, in one line: the canvas cut "‖y(original) − y(current)‖ of the same
 the text and size it chose (presentation mode sets larger ones), and the browser fits from those.
 
 It fits when the page's size changes (the window is resized, figures arrive: a lesson section
-built as the reader comes near it), when a figure's own size does, when BokehJS lays a figure out at a new
-width (one drawn off screen is laid out at its model's width until the reader reaches it) (presentation mode fits the
-figures to the window once the page has reported it) and when a title or an axis label changes
-(its text, or the server's size); not on a slider step that changes neither. Figures side by side
+built as the reader comes near it), when a figure's own size does (presentation mode fits the
+figures to the window once the page has reported it), when BokehJS lays a figure out at a new width (one
+drawn off screen is laid out at its model's width until the reader reaches it) and when a title or an axis
+label changes (its text, or the server's size); not on a slider step that changes none of these. A title too
+wide for two lines at ``MIN_SHARE`` of its size takes three. Figures side by side
 whose titles the server gave one size show them at one size, the smallest any of them needs, and a titled figure's
 axis labels are no larger than its title as shown (down to four fifths of their own size). A figure of
 fixed size wider than the page (a heat map on a phone) is set narrower in the browser, its shape kept.
