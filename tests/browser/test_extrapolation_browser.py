@@ -61,7 +61,7 @@ def test_extrapolation_page_draws_the_formulas_and_follows_its_controls(page, ap
                message="the YaRN button did not change the curve drawn")
     assert page.evaluate(_Y_FIELD, "extrapolation_stretched_unseen_marks") == "yarn"
     # The choice is the state's: in the address, so that a copied link (and a room) shows YaRN too.
-    wait_until(lambda: "stretch=yarn" in page.url, message=f"the address does not say stretch=yarn: {page.url}")
+    wait_until(lambda: "stretch=yarn" in page.url, message=lambda: f"the address does not say stretch=yarn: {page.url}")
     page.reload()
     wait_for_source(page, "extrapolation_angles", lambda d: len(d["pair"]) == D // 2, timeout=30)
     wait_until(lambda: page.evaluate(_Y_FIELD, "extrapolation_stretched_curve") == "yarn",
@@ -128,7 +128,7 @@ def test_the_legends_are_read_whole_on_a_phone_and_presented(browser, app_url, w
             return [edges for edges in page.evaluate(_LEGEND_EDGES)
                     if edges[0] < 0 or edges[1] > width + 0.5 or edges[2] != 4 or edges[3] > width + 0.5]
 
-        wait_until(lambda: off_screen() == [], timeout=15, message=f"legends off the screen: {off_screen()}")
+        wait_until(lambda: off_screen() == [], timeout=15, message=lambda: f"legends off the screen: {off_screen()}")
         wait_until(lambda: page.evaluate("document.documentElement.scrollWidth") <= width, timeout=10,
                    message="the page scrolls sideways")
     finally:

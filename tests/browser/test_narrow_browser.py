@@ -114,7 +114,7 @@ def test_presented_titles_and_axis_labels_fit_figures_sized_to_a_1280_by_720_pro
     page.set_viewport_size({"width": 1280, "height": 720})
     assert overflow(page, f"{app_url}/{route}?lang={lang}&present=1", route) <= 0
     wait_until(lambda: page.evaluate(_TITLES) and all(wide <= room for _, wide, room, _, _ in page.evaluate(_TITLES)),
-               timeout=10, message=f"titles cut: {[t for t in page.evaluate(_TITLES) if t[1] > t[2]]}")
+               timeout=10, message=lambda: f"titles cut: {[t for t in page.evaluate(_TITLES) if t[1] > t[2]]}")
     wait_until(lambda: page.evaluate(_AXIS_LABELS)
                and all(wide <= room for _, _, wide, room in page.evaluate(_AXIS_LABELS)), timeout=10,
                message=f"axis labels cut: {[a for a in page.evaluate(_AXIS_LABELS) if a[2] > a[3]]}")

@@ -81,7 +81,8 @@ def test_figures_side_by_side_stack_and_fixed_figures_narrow_on_a_phone(browser,
             boxes = page.evaluate(_FIGURE_BOXES)
             return boxes and [box for box in boxes if box[1] < 0 or box[2] > 390 or box[3] < 300]
 
-        wait_until(lambda: misfits() == [], timeout=15, message=f"figures off the screen or squeezed: {misfits()}")
+        wait_until(lambda: misfits() == [], timeout=15,
+                   message=lambda: f"figures off the screen or squeezed: {misfits()}")
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, f"{route} scrolls sideways on a phone"
     finally:
         context.close()
@@ -107,7 +108,7 @@ def test_the_terms_bars_label_their_rows_where_they_stack_under_the_ridges(brows
         page.goto(f"{app_url}/terms?lang=en")
         wait_until(lambda: plots_drawn(page, figure_count("/terms")), timeout=60, message="/terms was not drawn")
         wait_until(lambda: (_bars_axis(page) or [None])[0] is shown, timeout=15,
-                   message=f"the bars' row axis: {_bars_axis(page)}")
+                   message=lambda: f"the bars' row axis: {_bars_axis(page)}")
         _, ticks, shared = _bars_axis(page)
         assert shared and ticks == 16  # d_model 32: one row per pair
     finally:
@@ -126,7 +127,7 @@ def test_a_fixed_figure_beside_text_leaves_the_rest_of_a_wide_row_to_the_text(br
           const view = [...Bokeh.index.query((v) => v.model === model)][0];
           return view ? Math.round(view.el.getBoundingClientRect().width) : null; })"""
         wait_until(lambda: page.evaluate(widths)[0] == 540, timeout=15,
-                   message=f"the clock is not drawn at its 540 px: {page.evaluate(widths)}")
+                   message=lambda: f"the clock is not drawn at its 540 px: {page.evaluate(widths)}")
         assert page.evaluate(widths)[1] == 540, f"the clock's box is wider than the clock: {page.evaluate(widths)}"
     finally:
         page.close()
