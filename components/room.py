@@ -575,7 +575,13 @@ class RoomBox(pn.viewable.Viewer):
 
         def run() -> None:
             with set_curdoc(doc):
-                callback(*args)
+                if pn.state.loaded:
+                    callback(*args)
+                else:
+                    # The browser may hold the document already (pulled) and still be drawing it: Panel drops
+                    # the changes made inside its hold until the browser's document_ready (it counts on
+                    # serializing the whole document later), so an answer landing then never reached the page.
+                    pn.state.onload(functools.partial(callback, *args))
 
         doc.add_next_tick_callback(run)
 

@@ -167,7 +167,9 @@ def test_a_followers_process_killed_mid_lesson_its_page_comes_back_following_by_
     wait_for_source(student, "distance_marker", timeout=30)
     # ... following the room again, at the teacher's state, and in the student's own language.
     wait_until(lambda: model_property(student, "room_box", "message") == following, timeout=20,
-               message="the reloaded page does not follow the room")
+               message=lambda: f"the reloaded page does not follow the room: at {student.url}, "
+                               f"{model_property(student, 'room_box', 'mode')!r}, "
+                               f"{model_property(student, 'room_box', 'message')!r}")
     wait_until(lambda: k_of(student) == k + 2, timeout=15, message="the reloaded page lost the teacher's k")
     assert student.evaluate("() => document.documentElement.lang") == "es"
     print(f"the follower follows again {time.monotonic() - killed:.1f} s after its process was killed")
