@@ -327,7 +327,9 @@ class PastTrainingLength(LessonSection):
                                        line_width=3, line_dash="dashed", name="extrapolation_stretched_curve")
         learned = sf.line(x="k", y="learned", source=self.scores, line_color=COLORS["selected"], line_width=2.5,
                           line_dash="dotted", name="extrapolation_learned_curve")
-        self.no_value_label = Label(x=0, y=0, y_units="screen", x_offset=6, y_offset=40,
+        # At the frame's right end, right-aligned, on two lines: past the edge of the trained rows it ran off the
+        # frame once T_train neared T, and on a phone its one line was wider than the whole frame.
+        self.no_value_label = Label(x=1, y=0, y_units="screen", x_offset=-6, y_offset=40, text_align="right",
                                     text=text(lang, "extrapolation_no_learned"), text_font_size=TICK_SIZE,
                                     text_font_style="bold", text_color=COLORS["selected_text"],
                                     background_fill_color="white", background_fill_alpha=0.85,
@@ -386,8 +388,7 @@ class PastTrainingLength(LessonSection):
             self.scores_figure.extra_y_ranges["alibi"].update(start=-steepest * 1.1, end=steepest * 1.1)
             self.scores_figure.x_range.update(start=-0.5, end=max(s.T - 0.5, 1.5))
             self.training_box.right = s.T_train - 0.5
-            # The label sits just past the last trained row, where the learned curve stops.
-            self.no_value_label.x = s.T_train - 1
+            self.no_value_label.x = self.scores_figure.x_range.end
             self.no_value_label.visible = s.T_train < s.T
 
     @param.depends("state.stretch", watch=True)

@@ -43,10 +43,10 @@ def test_extrapolation_page_draws_the_formulas_and_follows_its_controls(page, ap
     assert np.isnan(learned[T_TRAIN:]).all() and not np.isnan(learned[:T_TRAIN]).any()
     alibi = wait_for_source(page, "extrapolation_alibi", lambda d: len(d["slope"]) == 8)
     np.testing.assert_allclose(alibi["slope"], [2.0 ** -j for j in range(1, 9)])
-    # The learned table's gap is said, not only drawn: a label on the figure, just past the last trained row.
-    assert model_property(page, "extrapolation_no_learned_label", "text") == "no value from k = T_train on"
+    # The learned table's gap is said, not only drawn: a label on the figure, at the far end of k.
+    assert model_property(page, "extrapolation_no_learned_label", "text") == "no value\nfrom k = T_train on"
     assert model_property(page, "extrapolation_no_learned_label", "visible") is True
-    assert model_property(page, "extrapolation_no_learned_label", "x") == T_TRAIN - 1
+    assert model_property(page, "extrapolation_no_learned_label", "x") == T - 0.5
 
     press(page, "T_train (training length)", "ArrowRight", times=2)  # T_train = 34
     scores = wait_for_source(page, "extrapolation_scores",
@@ -131,5 +131,37 @@ def test_the_legends_are_read_whole_on_a_phone_and_presented(browser, app_url, w
         wait_until(lambda: off_screen() == [], timeout=15, message=lambda: f"legends off the screen: {off_screen()}")
         wait_until(lambda: page.evaluate("document.documentElement.scrollWidth") <= width, timeout=10,
                    message="the page scrolls sideways")
+    finally:
+        context.close()
+
+
+#: The no-value label as drawn (BokehJS's text box of the label view), and the frame's left and right edges.
+_LABEL_AND_FRAME = """() => {
+  const view = [...Bokeh.index.query((v) => v.model?.name === 'extrapolation_no_learned_label')][0];
+  if (!view?._rect || !view.model.visible) return null;
+  const {sx, anchor, width} = view._rect;
+  const frame = view.plot_view.frame.bbox;
+  return {left: sx - anchor.x * width, right: sx + (1 - anchor.x) * width, frame: [frame.left, frame.right]};
+}"""
+
+
+@pytest.mark.parametrize(("width", "lang"), [(390, "es"), (390, "en"), (1280, "es")])
+def test_the_no_value_label_is_read_whole_when_training_nearly_covers_the_text(browser, app_url, width, lang):
+    """Placed just past the last trained row, the label ran off the frame's right edge once T_train neared T
+    (at 1280 from T_train = 20 of 24), and on a phone its one line (260-277 px) was wider than the whole frame
+    (206-226 px)."""
+    phone = width < 500
+    context = browser.new_context(viewport={"width": width, "height": 844 if phone else 800}, is_mobile=phone,
+                                  has_touch=phone)
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/extrapolation?lang={lang}&T=24&T_train=23")
+        wait_for_source(page, "extrapolation_scores", lambda d: len(d["k"]) == 24, timeout=30)
+        page.evaluate("() => [...Bokeh.index.query((v) => v.model?.name === 'extrapolation_scores_plot')][0]"
+                      "?.el.scrollIntoView()")
+        drawn = wait_until(lambda: page.evaluate(_LABEL_AND_FRAME), timeout=30,
+                           message="the no-value label was never drawn")
+        left, right = drawn["frame"]
+        assert left - 0.5 <= drawn["left"] and drawn["right"] <= right + 0.5, drawn
     finally:
         context.close()

@@ -93,7 +93,8 @@ def test_scores_past_the_edge(section):
     table = core.learned_table(T_TRAIN, D)  # the seeded stand-in rows themselves are data, not a formula
     np.testing.assert_allclose(learned[:T_TRAIN], [table[0] @ table[step] for step in range(T_TRAIN)], atol=1e-9)
     assert np.isnan(learned[T_TRAIN:]).all()  # no row past T_train - 1: a gap, never a number
-    assert section.no_value_label.visible and section.no_value_label.x == T_TRAIN - 1
+    # The label sits at the far end of k, right-aligned: inside the frame whatever T_train is.
+    assert section.no_value_label.visible and section.no_value_label.x == T - 0.5
     assert section.training_box.right == T_TRAIN - 0.5
 
 
