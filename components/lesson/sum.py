@@ -30,7 +30,7 @@ from bokeh.plotting import figure
 
 from app.model import core
 from app.model.strings import number, text
-from components.legend import detach_legends
+from components.legend import WRAPPED_LABELS, detach_legends, two_columns_if_they_fit
 from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, style_figure
@@ -160,10 +160,12 @@ class SumOrConcatenate(LessonSection):
         reserved = fig.scatter(x="pair", y="wavelength", source=self.reserved, marker="square", size=14,
                                fill_alpha=0, line_color=PART_COLORS["position"], line_width=3,
                                name="sum_reserved_dots")
-        fig.add_layout(Legend(items=[LegendItem(label={"field": "legend"}, renderers=[summed]),
-                                     LegendItem(label={"field": "legend"}, renderers=[reserved])],
-                              orientation="horizontal", label_text_font_size=TICK_SIZE, name="sum_ladder_legend"),
-                       "below")  # inside, it hid the last concatenated pairs at the paper's sizes
+        ladder_legend = Legend(items=[LegendItem(label={"field": "legend"}, renderers=[summed]),
+                                      LegendItem(label={"field": "legend"}, renderers=[reserved])],
+                               ncols=2, location="top_left", label_text_font_size=TICK_SIZE,
+                               stylesheets=[WRAPPED_LABELS], name="sum_ladder_legend")
+        fig.add_layout(ladder_legend, "below")  # inside, it hid the last concatenated pairs at the paper's sizes
+        two_columns_if_they_fit(fig, ladder_legend)  # one column on a phone: side by side, it began off screen
         self._legend_rows = detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "sum_ladder_x")
         fig.yaxis.axis_label = text(lang, "sum_ladder_y")
@@ -187,8 +189,8 @@ class SumOrConcatenate(LessonSection):
         fig.text(x="x", y="y", text="label", source=self.levels, text_align="align", text_baseline="baseline",
                  y_offset="y_offset", text_font_size=TICK_SIZE, text_color="color", background_fill_color="white",
                  background_fill_alpha=0.85, padding=2, name="sum_levels_labels")
-        fig.legend.location = "top_left"
-        fig.legend.label_text_font_size = TICK_SIZE
+        fig.legend.update(location="top_left", label_text_font_size=TICK_SIZE, stylesheets=[WRAPPED_LABELS],
+                          name="sum_cross_legend")
         detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "sum_cross_x")
         fig.yaxis.axis_label = text(lang, "sum_cross_y")

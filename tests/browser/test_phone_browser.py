@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import figure_count, model_property, plots_drawn, wait_until
+from tests.helpers import after_two_frames, figure_count, model_property, plots_drawn, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -131,3 +131,45 @@ def test_a_fixed_figure_beside_text_leaves_the_rest_of_a_wide_row_to_the_text(br
         assert page.evaluate(widths)[1] == 540, f"the clock's box is wider than the clock: {page.evaluate(widths)}"
     finally:
         page.close()
+
+
+#: Every legend label drawn on the page that passes its figure's edges or the screen's: [legend, left, right, label].
+_LEGEND_LABELS_OUT = """() => {
+  const out = [];
+  for (const view of Bokeh.index.query((v) => v.model?.type === 'Legend')) {
+    if (!view.el || !view.model.visible) continue;
+    const figure = view.parent?.el?.getBoundingClientRect();
+    for (const label of (view.shadow_el ?? view.el).querySelectorAll('.bk-label')) {
+      const box = label.getBoundingClientRect();
+      if (box.width === 0) continue;
+      const right = Math.min(window.innerWidth, figure?.right ?? Infinity), left = Math.max(0, figure?.left ?? 0);
+      if (box.left < left - 0.5 || box.right > right + 0.5)
+        out.push([view.model.name, Math.round(box.left), Math.round(box.right), label.textContent]);
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize(("route", "lang"), [("sum", "es"), ("sum", "en"), ("explore", "en")])
+def test_every_legend_is_read_whole_on_a_phone(browser, app_url, route, lang):
+    """/sum's keys on a 390 px phone: the ladder's, two entries side by side and centred, began 47-88 px left of
+    the screen; the cross terms' label ran 8-17 px past its right edge. (Found by walking every route at 390 px,
+    es and en: the only legends cut.)"""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/{route}?lang={lang}")
+        wait_until(lambda: plots_drawn(page, figure_count(f"/{route}")), timeout=60,
+                   message=f"/{route} was not drawn")
+        legends = page.evaluate("() => [...Bokeh.index.query((v) => v.model?.type === 'Legend')].length")
+        assert legends >= 2, f"/{route} has {legends} legends: nothing to check"
+        cut: dict[tuple, list] = {}
+        for top in range(0, page.evaluate("() => document.documentElement.scrollHeight"), 600):
+            page.evaluate(f"() => window.scrollTo(0, {top})")
+            after_two_frames(page)
+            for found in page.evaluate(_LEGEND_LABELS_OUT):
+                cut[(found[0], found[3])] = found
+        assert not cut, f"legend labels past their figure or the screen at 390 px: {list(cut.values())}"
+    finally:
+        context.close()
