@@ -565,7 +565,8 @@ class RoomBox(pn.viewable.Viewer):
         asyncio.get_running_loop().create_task(wait())
 
     def _in_session(self, callback, *args) -> None:
-        """Run ``callback(*args)`` in this session's document (its lock held, Panel's document current)."""
+        """Run ``callback(*args)`` in this session's document (its lock held, Panel's document current), once the
+        browser has drawn the page (Panel's ``document_ready``)."""
         doc = self.doc
         if self._ended:
             return
