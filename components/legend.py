@@ -102,7 +102,8 @@ WRAPPED_LABELS = ".bk-label { white-space: normal; max-width: calc(100vw - 180px
 
 def detach_legends(fig: Figure) -> list[LegendRows]:
     """Point every entry of ``fig``'s legends at stand-ins (see the module's docstring); returns the
-    data-labelled entries, whose ``follow()`` the caller runs after changing their data.
+    data-labelled entries, whose ``follow()`` the caller runs after changing their data. Every legend also
+    takes ``WRAPPED_LABELS`` (and ``QUIET_ENTRIES`` when not clickable).
 
     The fixed-label stand-ins of a figure share one empty source and one view (a stand-in costs its
     renderer and its glyph only)."""
@@ -112,6 +113,8 @@ def detach_legends(fig: Figure) -> list[LegendRows]:
     for legend in fig.select(type=Legend):
         if legend.click_policy == "none" and QUIET_ENTRIES not in legend.stylesheets:
             legend.stylesheets = [*legend.stylesheets, QUIET_ENTRIES]
+        if WRAPPED_LABELS not in legend.stylesheets:
+            legend.stylesheets = [*legend.stylesheets, WRAPPED_LABELS]
         for item in legend.items:
             if isinstance(item.label, Field):
                 if len(item.renderers) == 1:

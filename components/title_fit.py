@@ -213,7 +213,7 @@ class TitleFit(PlainJSComponent):
         widthPasses = 0;
         if (!frame) frame = requestAnimationFrame(fitAll);
       };
-      const observer = new ResizeObserver(() => soon());
+      const observer = new ResizeObserver(soon);
       const watched = new WeakSet();
       const fitAll = () => {
         frame = 0;

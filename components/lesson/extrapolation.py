@@ -49,7 +49,7 @@ from app.model import core
 from app.model.datasets import ALIBI_HEADS, extrapolation_ladders, learned_rows
 from app.model.state import STRETCHES
 from app.model.strings import number, significant, text
-from components.legend import WRAPPED_LABELS, detach_legends, two_columns_if_they_fit
+from components.legend import detach_legends, two_columns_if_they_fit
 from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.theme import COLORS, MOVING, TICK_SIZE, style_figure
@@ -289,7 +289,7 @@ class PastTrainingLength(LessonSection):
                             renderers=[self.marks[("trained", "unseen")]])]
         # Below the figure, in two columns: inside, it covered the bars of the slow pairs or the fast pairs' marks.
         angles_legend = Legend(items=items, ncols=2, location="top_left", label_width=250,
-                               label_text_font_size=TICK_SIZE, border_line_color=None, stylesheets=[WRAPPED_LABELS],
+                               label_text_font_size=TICK_SIZE, border_line_color=None,
                                name="extrapolation_angles_legend")
         fig.add_layout(angles_legend, "below")
         # One column where two would pass the figure's edge, its labels in lines no longer than the screen: on a
@@ -343,7 +343,7 @@ class PastTrainingLength(LessonSection):
             LegendItem(label=text(lang, "extrapolation_legend_learned"), renderers=[learned]),
             LegendItem(label=text(lang, "extrapolation_legend_alibi", heads=ALIBI_HEADS), renderers=[alibi]),
         ], ncols=2, location="top_left", label_width=250, label_text_font_size=TICK_SIZE, border_line_color=None,
-            stylesheets=[WRAPPED_LABELS], name="extrapolation_scores_legend")
+            name="extrapolation_scores_legend")
         sf.add_layout(scores_legend, "below")
         two_columns_if_they_fit(sf, scores_legend)
         style_figure(sf, counts="x")

@@ -30,7 +30,7 @@ from bokeh.plotting import figure
 
 from app.model import core
 from app.model.strings import number, text
-from components.legend import WRAPPED_LABELS, detach_legends, two_columns_if_they_fit
+from components.legend import detach_legends, stacked_when_narrow
 from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, style_figure
@@ -162,10 +162,9 @@ class SumOrConcatenate(LessonSection):
                                name="sum_reserved_dots")
         ladder_legend = Legend(items=[LegendItem(label={"field": "legend"}, renderers=[summed]),
                                       LegendItem(label={"field": "legend"}, renderers=[reserved])],
-                               ncols=2, location="top_left", label_text_font_size=TICK_SIZE,
-                               stylesheets=[WRAPPED_LABELS], name="sum_ladder_legend")
+                               orientation="horizontal", label_text_font_size=TICK_SIZE, name="sum_ladder_legend")
         fig.add_layout(ladder_legend, "below")  # inside, it hid the last concatenated pairs at the paper's sizes
-        two_columns_if_they_fit(fig, ladder_legend)  # one column on a phone: side by side, it began off screen
+        stacked_when_narrow(fig, ladder_legend)  # its one row began off screen on a phone
         self._legend_rows = detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "sum_ladder_x")
         fig.yaxis.axis_label = text(lang, "sum_ladder_y")
@@ -189,8 +188,7 @@ class SumOrConcatenate(LessonSection):
         fig.text(x="x", y="y", text="label", source=self.levels, text_align="align", text_baseline="baseline",
                  y_offset="y_offset", text_font_size=TICK_SIZE, text_color="color", background_fill_color="white",
                  background_fill_alpha=0.85, padding=2, name="sum_levels_labels")
-        fig.legend.update(location="top_left", label_text_font_size=TICK_SIZE, stylesheets=[WRAPPED_LABELS],
-                          name="sum_cross_legend")
+        fig.legend.update(location="top_left", label_text_font_size=TICK_SIZE, name="sum_cross_legend")
         detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "sum_cross_x")
         fig.yaxis.axis_label = text(lang, "sum_cross_y")
