@@ -21,6 +21,7 @@ import panel as pn
 import param
 from bokeh.models import (
     ColumnDataSource,
+    CustomJS,
     FactorRange,
     Legend,
     LegendItem,
@@ -51,6 +52,17 @@ def label_side(value: float) -> tuple[str, int]:
 #: a label's height and the width of one of its characters (px, at TICK_SIZE and the presented sizes),
 #: a dot's radius (px) and the gap between a label and its line (px). A wider figure only leaves more room.
 LABEL_FRAME_PX = (1150, 320)
+#: The same frame on a phone, where each label is set on two lines (measured: 233 × 344 px on a 360 px screen,
+#: 244 × 331 in Spanish, whose title takes more room; 263 × 338 at 390 px).
+NARROW_LABEL_FRAME_PX = (230, 330)
+#: The key in the frame's top left corner (width, height, px), where no label goes: on a desktop one line (measured
+#: 297 × 52 from the frame's corner at 1280 px), on a phone its label wraps to two lines across the whole frame
+#: (72 px high from the frame's top; it hid "PE·PE, summed:" at 390 px).
+LEGEND_PX = (300, 54)
+NARROW_LEGEND_PX = (NARROW_LABEL_FRAME_PX[0], 74)
+#: Below this frame width the labels are the two-line ones placed for ``NARROW_LABEL_FRAME_PX`` (as the legends'
+#: ``stacked_when_narrow``): one-line labels of up to 34 characters ran off both sides of a phone's frame.
+NARROW_BELOW_PX = 560
 LABEL_HEIGHT_PX = 26
 LABEL_CHAR_PX = 10
 DOT_RADIUS_PX = 8
@@ -59,25 +71,31 @@ LABEL_GAP_PX = 4
 
 def level_label_places(dots_x: np.ndarray, dots_y: np.ndarray, levels: list[float], labels: list[str],
                        ends: list[str], sides: list[tuple[str, int]], x_range: tuple[float, float],
-                       y_range: tuple[float, float]) -> list[tuple[float, str, str, int]]:
+                       y_range: tuple[float, float],
+                       frame_px: tuple[int, int] = LABEL_FRAME_PX,
+                       legend_px: tuple[int, int] = LEGEND_PX) -> list[tuple[float, str, str, int]]:
     """Where each level line's label goes, ``(x, align, baseline, y_offset)``: on no dot and on no other label.
 
     A label first tries its own end of its line (``ends``: "left" or "right") on its side (``sides``:
     ``label_side``), then the other side, then the other end, then spots along its line from its end
     inwards; where all of them cover a dot, the same again half a label's height further from the line,
-    up to a height, never across another level line. Its box is estimated in data units from
-    ``LABEL_FRAME_PX`` and the ranges, grown by a dot's radius. Where no spot is free (a table so long
-    that dots fill the whole band), the label takes the spot that covers the fewest dots, and never
-    another label or line if it can help it.
+    up to a height, never across another level line. Its box is estimated in data units from the frame's size
+    (``frame_px``, px) and the ranges, and a dot is under it up to a dot's radius from its edge; a label of
+    several lines ("\\n") is as wide as its longest and as high as all of them. The key's corner (``legend_px``,
+    top left) counts as a placed label, and a spot past the frame's top or bottom as one on a label. Where no spot
+    is free (a table so long that dots fill the whole band), the label takes the spot that covers the fewest dots,
+    and never another label or line if it can help it.
     """
     (x0, x1), (y0, y1) = x_range, y_range
-    per_x = (x1 - x0) / LABEL_FRAME_PX[0]
-    per_y = (y1 - y0) / LABEL_FRAME_PX[1]
+    per_x = (x1 - x0) / frame_px[0]
+    per_y = (y1 - y0) / frame_px[1]
     margin_x, margin_y = DOT_RADIUS_PX * per_x, DOT_RADIUS_PX * per_y
-    placed: list[tuple[float, float, float, float]] = []
+    placed = [(x0, x0 + legend_px[0] * per_x, y1 - legend_px[1] * per_y, y1)]
     places = []
     for level, label, end, side in zip(levels, labels, ends, sides, strict=True):
-        width = len(label) * LABEL_CHAR_PX * per_x
+        lines = label.split("\n")
+        width = max(map(len, lines)) * LABEL_CHAR_PX * per_x
+        height = len(lines) * LABEL_HEIGHT_PX
         step = width / 4
         inward = [x0 + i * step for i in range(int((x1 - x0 - width) / step) + 1)] if x1 - x0 > width else []
         spots = [(x0, "left") if end == "left" else (x1, "right"),
@@ -85,18 +103,22 @@ def level_label_places(dots_x: np.ndarray, dots_y: np.ndarray, levels: list[floa
                  *((x, "left") for x in (inward if end == "left" else reversed(inward)))]
         towards = (1, -1) if side[0] == "bottom" else (-1, 1)  # its own side first: +1 above the line
 
-        def box(x: float, align: str, gap: float, level: float = level, width: float = width) -> tuple:
+        def box(x: float, align: str, gap: float, level: float = level, width: float = width,
+                height: int = height) -> tuple:
             left = x if align == "left" else x - width
-            bottom = level + gap * per_y if gap > 0 else level + (gap - LABEL_HEIGHT_PX) * per_y
-            return (left - margin_x, left + width + margin_x,
-                    bottom - margin_y, bottom + LABEL_HEIGHT_PX * per_y + margin_y)
+            bottom = level + gap * per_y if gap > 0 else level + (gap - height) * per_y
+            return left, left + width, bottom, bottom + height * per_y
 
         def dots_under(b: tuple) -> int:
-            return int(np.count_nonzero((dots_x >= b[0]) & (dots_x <= b[1]) & (dots_y >= b[2]) & (dots_y <= b[3])))
+            # A dot under the label's edge counts: its box grown by a dot's radius holds the dot's centre.
+            return int(np.count_nonzero((dots_x >= b[0] - margin_x) & (dots_x <= b[1] + margin_x)
+                                        & (dots_y >= b[2] - margin_y) & (dots_y <= b[3] + margin_y)))
 
         def on_label(b: tuple, level: float = level) -> bool:
-            # Another label, or another level line between this label and its own: it would read as that one's.
-            return any(b[0] < o[1] and o[0] < b[1] and b[2] < o[3] and o[2] < b[3] for o in placed) or any(
+            # Another label, or another level line between this label and its own: it would read as that one's;
+            # or past the frame's top or bottom, where it is cut.
+            return b[2] < y0 or b[3] > y1 or any(
+                b[0] < o[1] and o[0] < b[1] and b[2] < o[3] and o[2] < b[3] for o in placed) or any(
                 other != level and (b[2] <= other <= b[3] or min(b[2], level) <= other <= max(b[3], level))
                 for other in levels)
 
@@ -109,6 +131,12 @@ def level_label_places(dots_x: np.ndarray, dots_y: np.ndarray, levels: list[floa
         # Screen y runs down: a label above its line has its bottom there, lifted by a negative offset.
         places.append((x, align, "bottom", -gap) if gap > 0 else (x, align, "top", -gap))
     return places
+
+
+#: The level labels' columns placed for a frame's width, with the text glyph's property each one feeds; each has a
+#: ``_narrow`` twin for a phone's frame.
+_PLACED_AS = {"x": "x", "text": "label", "text_align": "align", "text_baseline": "baseline", "y_offset": "y_offset"}
+_PLACED = tuple(_PLACED_AS.values())
 
 
 class SumOrConcatenate(LessonSection):
@@ -173,7 +201,7 @@ class SumOrConcatenate(LessonSection):
         self.cross = ColumnDataSource(name="sum_cross", data={"m": [], "cross": []})
         self.levels = ColumnDataSource(name="sum_levels", data={
             "kind": [], "y": [], "x0": [], "x1": [], "x": [], "align": [], "baseline": [], "y_offset": [],
-            "label": [], "dash": [], "color": []})
+            "label": [], "dash": [], "color": [], **{f"{column}_narrow": [] for column in _PLACED}})
         self.cross_plot = figure(
             name="sum_cross_plot", title=text(lang, "sum_cross_title"),
             x_range=Range1d(-0.5, 1, name="sum_cross_x_range"), y_range=Range1d(-1, 1, name="sum_cross_y_range"),
@@ -185,9 +213,19 @@ class SumOrConcatenate(LessonSection):
         fig.scatter(x="m", y="cross", source=self.cross, marker="circle", size=11, fill_color=PART_COLORS["shared"],
                     line_color="white", legend_label=text(lang, "sum_cross_dots"), name="sum_cross_dots")
         # The labels after the dots: where a dot falls on a label, the label's box stays readable.
-        fig.text(x="x", y="y", text="label", source=self.levels, text_align="align", text_baseline="baseline",
-                 y_offset="y_offset", text_font_size=TICK_SIZE, text_color="color", background_fill_color="white",
-                 background_fill_alpha=0.85, padding=2, name="sum_levels_labels")
+        labels = fig.text(x="x", y="y", text="label", source=self.levels, text_align="align",
+                          text_baseline="baseline", y_offset="y_offset", text_font_size=TICK_SIZE, text_color="color",
+                          background_fill_color="white", background_fill_alpha=0.85, padding=2,
+                          name="sum_levels_labels")
+        fig.js_on_change("inner_width", CustomJS(
+            args={"glyph": labels.glyph, "columns": _PLACED_AS}, name="sum_levels_labels_narrow", code=f"""
+const narrow = cb_obj.inner_width > 0 && cb_obj.inner_width < {NARROW_BELOW_PX};
+// Only on crossing the width: the columns each layout reads are those of the width it has.
+if (narrow === Boolean(glyph.__pe_narrow)) return;
+glyph.__pe_narrow = narrow;
+for (const [property, column] of Object.entries(columns))
+  glyph[property] = {{field: narrow ? `${{column}}_narrow` : column}};
+"""))
         fig.legend.update(location="top_left", label_text_font_size=TICK_SIZE, name="sum_cross_legend")
         detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "sum_cross_x")
@@ -288,12 +326,17 @@ class SumOrConcatenate(LessonSection):
         values = np.concatenate([cross, [summed, concatenated, 0.0, s.d_model / 2]])
         low, high = float(values.min()), float(values.max())
         pad = 0.12 * max(high - low, 1.0)
-        # Each label on no dot: its own end and side if free, else another spot along its line.
-        places = level_label_places(np.asarray(starts, dtype=float), np.asarray(cross, dtype=float), levels["y"],
-                                    levels["label"], ["right", "left", "right"], sides, (x0, x1),
-                                    (low - pad, high + 2 * pad))
-        levels.update({"x": [p[0] for p in places], "align": [p[1] for p in places],
-                       "baseline": [p[2] for p in places], "y_offset": [p[3] for p in places]})
+        levels["label_narrow"] = [text(s.lang, f"sum_level_{kind}_narrow", k=s.k, value=value)
+                                  for kind, value in zip(levels["kind"], levels["y"], strict=True)]
+        # Each label on no dot: its own end and side if free, else another spot along its line; once for a
+        # desktop's frame, once for a phone's.
+        for suffix, frame_px, legend_px in (("", LABEL_FRAME_PX, LEGEND_PX),
+                                            ("_narrow", NARROW_LABEL_FRAME_PX, NARROW_LEGEND_PX)):
+            places = level_label_places(np.asarray(starts, dtype=float), np.asarray(cross, dtype=float), levels["y"],
+                                        levels[f"label{suffix}"], ["right", "left", "right"], sides, (x0, x1),
+                                        (low - pad, high + 2 * pad), frame_px, legend_px)
+            levels.update({f"{column}{suffix}": [place[n] for place in places]
+                           for n, column in enumerate(("x", "align", "baseline", "y_offset"))})
         with pn.io.hold():
             self.cross.data = {"m": starts, "cross": cross}
             send_changes(self.levels, levels)

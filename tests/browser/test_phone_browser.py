@@ -173,3 +173,47 @@ def test_every_legend_is_read_whole_on_a_phone(browser, app_url, route, lang):
         assert not cut, f"legend labels past their figure or the screen at 390 px: {list(cut.values())}"
     finally:
         context.close()
+
+
+#: The drawn boxes (screen px: left, right, top, bottom) of /sum's three level labels, of its key and of its frame,
+#: and the text each label shows; null until the labels are drawn.
+_LEVEL_LABELS = """() => {
+  const labels = [...Bokeh.index.query((v) => v.model?.name === 'sum_levels_labels')][0];
+  const key = [...Bokeh.index.query((v) => v.model?.name === 'sum_cross_legend')][0];
+  if (labels?.glyph?.labels?.length !== 3 || key?.bbox == null) return null;
+  const glyph = labels.glyph;
+  const box = (i) => {
+    const r = glyph.rect_i(i), xs = [r.p0.x, r.p1.x, r.p2.x, r.p3.x], ys = [r.p0.y, r.p1.y, r.p2.y, r.p3.y];
+    return [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+  };
+  const f = labels.plot_view.frame.bbox;
+  return {labels: [0, 1, 2].map(box), key: [key.bbox.left, key.bbox.right, key.bbox.top, key.bbox.bottom],
+          frame: [f.left, f.right, f.top, f.bottom], texts: [0, 1, 2].map((i) => glyph.text.get(i))};
+}"""
+
+
+@pytest.mark.parametrize(("width", "lang", "query"), [(390, "en", ""), (360, "es", "k=2&reserve=16"),
+                                                      (390, "en", "d_model=128&T=96&k=20"), (1280, "es", "")])
+def test_the_sums_level_labels_are_read_whole_on_a_phone(browser, app_url, width, lang, query):
+    """/sum's three level labels ("PE·PE when summing: S(3) = 12.272", …) were placed for a desktop's frame: on a
+    390 px phone their one line (up to 34 characters) ran off both sides of a 263 px frame. On a phone they are set
+    on two lines and placed for its frame: each inside the frame, on no other label and not under the key."""
+    phone = width < 500
+    context = browser.new_context(viewport={"width": width, "height": 844 if phone else 800}, is_mobile=phone,
+                                  has_touch=phone)
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/sum?lang={lang}&{query}")
+        page.evaluate("() => [...Bokeh.index.query((v) => v.model?.name === 'sum_cross_plot')][0]?.el.scrollIntoView()")
+        drawn = wait_until(lambda: page.evaluate(_LEVEL_LABELS), timeout=60, message="the level labels were not drawn")
+        assert all(("\n" in text) == phone for text in drawn["texts"]), drawn["texts"]  # two lines on a phone only
+        left, right, top, bottom = drawn["frame"]
+        for label in drawn["labels"]:
+            assert left - 0.5 <= label[0] and label[1] <= right + 0.5, (label, drawn)
+            assert top - 0.5 <= label[2] and label[3] <= bottom + 0.5, (label, drawn)
+        boxes = [*drawn["labels"], drawn["key"]]
+        overlapping = [(a, b) for n, a in enumerate(boxes) for b in boxes[n + 1:]
+                       if a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]]
+        assert not overlapping, (overlapping, drawn)
+    finally:
+        context.close()

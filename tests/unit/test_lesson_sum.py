@@ -208,3 +208,35 @@ def test_no_level_label_sits_on_a_dot(values):
         inside = ((m >= left - 5.5 * per_x) & (m <= left + width + 5.5 * per_x)
                   & (cross >= bottom - 5.5 * per_y) & (cross <= bottom + (24 + 5.5) * per_y))
         assert not inside.any(), (label, m[inside], cross[inside])
+
+
+#: A phone's cross-terms figure as measured at 360 and 390 px (Chromium, es and en): the smallest frame (px), a
+#: label's line (13 pt with its padding) and the widest character, and the key's band from the frame's top.
+PHONE_FRAME_PX, PHONE_LINE_PX, PHONE_CHAR_PX, PHONE_KEY_PX = (233, 331), 24, 9.5, 72
+
+
+@pytest.mark.parametrize("values", [{}, {"lang": "es"}, {"k": 1}, {"k": 2, "reserve": 16, "lang": "es"},
+                                    {"d_model": 128, "T": 96, "k": 20}, {"k": 0}, {"k": -3, "lang": "es"}])
+def test_on_a_phone_the_level_labels_are_two_lines_inside_the_frame_apart_and_clear_of_the_key(values):
+    """On a phone the labels are the ``_narrow`` columns, two lines each: every one inside the frame, on no other
+    one and not in the key's band, at the phone's measured sizes."""
+    section = SumOrConcatenate(ExplorerState(**{"lang": "en", **values}))
+    fig, levels = section.cross_plot, section.levels.data
+    per_x = (fig.x_range.end - fig.x_range.start) / PHONE_FRAME_PX[0]
+    per_y = (fig.y_range.end - fig.y_range.start) / PHONE_FRAME_PX[1]
+    boxes = []
+    for x, align, baseline, offset, y, label in zip(
+            levels["x_narrow"], levels["align_narrow"], levels["baseline_narrow"], levels["y_offset_narrow"],
+            levels["y"], levels["label_narrow"], strict=True):
+        lines = label.split("\n")
+        assert len(lines) == 2 and lines[0].startswith(("PE·PE", "cross", "términos")), label
+        width, height = PHONE_CHAR_PX * max(map(len, lines)) * per_x, PHONE_LINE_PX * len(lines) * per_y
+        left = x if align == "left" else x - width
+        bottom = y - offset * per_y if baseline == "bottom" else y - offset * per_y - height
+        boxes.append((left, left + width, bottom, bottom + height, label))
+    for left, right, bottom, top, label in boxes:
+        assert fig.x_range.start <= left and right <= fig.x_range.end, label
+        assert fig.y_range.start <= bottom and top <= fig.y_range.end - PHONE_KEY_PX * per_y, label
+    for n, a in enumerate(boxes):
+        for b in boxes[n + 1:]:
+            assert not (a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]), (a[4], b[4])
