@@ -38,7 +38,6 @@ from bokeh.core.property.vectorization import value
 from bokeh.models import (
     CDSView,
     ColumnDataSource,
-    CustomJS,
     DataRange1d,
     IndexFilter,
     Label,
@@ -55,7 +54,7 @@ from app.model.strings import minus_sign, significant, text
 from components.describe import Description
 from components.legend import detach_legends, stacked_when_narrow
 from components.sources import send_changes
-from components.theme import COLORS, MOVING, WRAP, html_pane, named_once, style_figure
+from components.theme import COLORS, MOVING, WRAP, html_pane, named_once, smaller_type_when_narrow, style_figure
 from components.widgets import LiveHTML
 
 #: Clocks in the row at most: readable at 1280 px next to the sidebar.
@@ -407,17 +406,7 @@ class PairClocks(pn.viewable.Viewer):
                              level=MOVING, name="clock_lambda_text")
         # On a phone the clocks are ~40 px apart: their labels in smaller type, so that "111.7" and "198.7"
         # do not run into each other (decided in the browser, which knows the width; restored when wider).
-        f.js_on_change("inner_width", CustomJS(
-            args={"glyphs": [pair_text.glyph, lambda_text.glyph]}, name="clock_row_label_size", code="""
-const narrow = cb_obj.inner_width > 0 && cb_obj.inner_width < 560;
-for (const glyph of glyphs) {
-  // Only on crossing the width, so that another restyle (presentation mode's) is never undone.
-  if (narrow === Boolean(glyph.__pe_narrow)) continue;
-  if (narrow) glyph.__pe_wide = glyph.text_font_size;
-  glyph.__pe_narrow = narrow;
-  glyph.text_font_size = narrow ? {value: "8.5pt"} : glyph.__pe_wide;
-}
-"""))
+        smaller_type_when_narrow(f, [pair_text.glyph, lambda_text.glyph], "8.5pt", "clock_row_label_size")
         arc = f.wedge(x="x", y=0, radius=ARC_RADIUS, start_angle="arc_start", end_angle="arc_end",
                       source=self.hands, fill_color=COLORS["target"], fill_alpha=0.25, line_color=None,
                       level=MOVING, name="clock_arcs")

@@ -43,9 +43,17 @@ from app.model import core
 from app.model.state import ExplorerState
 from app.model.strings import text
 from components.describe import Description
-from components.legend import detach_legends
+from components.legend import below_when_narrow, detach_legends
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, level_line, style_figure
+from components.theme import (
+    COLORS,
+    LABEL_SIZE,
+    MOVING,
+    TICK_SIZE,
+    level_line,
+    smaller_type_when_narrow,
+    style_figure,
+)
 
 #: How many start positions p get their products drawn.
 SAMPLE_STARTS = 4
@@ -203,7 +211,7 @@ class ScoreCurve(pn.viewable.Viewer):
         )
         fig.scatter(x="k", y="score", source=self.marker, size=20, fill_color=COLORS["target"],
                     line_color="white", line_width=2, level=MOVING, name="distance_marker_dot")
-        fig.text(x="k", y="label_y", text="label", text_align="align", x_offset="x_offset", y_offset=6,
+        marker_label = fig.text(x="k", y="label_y", text="label", text_align="align", x_offset="x_offset", y_offset=6,
                  text_baseline="top", source=self.marker, text_font_size=LABEL_SIZE, text_font_style="bold",
                  text_color=COLORS["target_text"], background_fill_color="white", background_fill_alpha=0.85,
                  padding=3, level=MOVING, name="distance_marker_label")
@@ -217,6 +225,9 @@ class ScoreCurve(pn.viewable.Viewer):
         ], location="top_left", label_text_font_size=TICK_SIZE, glyph_width=34, glyph_height=30,
            name="distance_legend")
         fig.add_layout(legend, "right")
+        below_when_narrow(fig, legend, grow_px=200)  # its five entries, one under the other
+        # On a phone "S(3) = 12.272398" in 15 pt was wider than half the frame, running past the axis.
+        smaller_type_when_narrow(fig, [marker_label.glyph, self.max_label], "11pt", "distance_label_size")
         self._legend_rows = detach_legends(fig)
         style_figure(fig)
 

@@ -37,6 +37,7 @@ from bokeh.models import CDSView, ColumnDataSource, CustomJS, Glyph, GlyphRender
 from bokeh.plotting import figure as Figure
 
 from components.sources import send_changes
+from components.theme import NARROW_FRAME_PX
 
 
 def _coordinates(glyph: Glyph) -> set[str]:
@@ -127,7 +128,7 @@ def detach_legends(fig: Figure) -> list[LegendRows]:
     return followers
 
 
-def stacked_when_narrow(fig: Figure, legend: Legend, below_px: int = 560) -> None:
+def stacked_when_narrow(fig: Figure, legend: Legend, below_px: int = NARROW_FRAME_PX) -> None:
     """Lay ``legend``'s entries out one under the other while ``fig`` is narrower than ``below_px`` (a phone),
     side by side otherwise: a horizontal legend is one row, and on a 390 px phone that row made the page
     scroll sideways. Decided in the browser, where the width is known (Bokeh's public ``js_on_change``)."""
@@ -136,6 +137,23 @@ const orientation = cb_obj.inner_width > 0 && cb_obj.inner_width < {below_px} ? 
 if (legend.orientation !== orientation) legend.orientation = orientation;
 """)
     fig.js_on_change("inner_width", flip)
+
+
+def below_when_narrow(fig: Figure, legend: Legend, grow_px: int = 0, below_px: int = NARROW_FRAME_PX) -> None:
+    """Move ``legend``, laid out right of ``fig``'s frame, under the figure while the figure is narrower than
+    ``below_px`` (a phone), ``grow_px`` taller to hold it, and back when it widens: on a 390 px phone /distance's
+    key, right of the frame, left the frame 37 px. Decided in the browser from the figure's whole width (which
+    the move does not change), as ``stacked_when_narrow``; BokehJS lays a figure out again when its side panels
+    change (public properties)."""
+    fig.js_on_change("outer_width", CustomJS(args={"fig": fig, "legend": legend}, name=f"{legend.name}_side",
+                                             code=f"""
+const narrow = cb_obj.outer_width > 0 && cb_obj.outer_width < {below_px};
+if (narrow === fig.below.includes(legend)) return;
+const [from, to] = narrow ? ["right", "below"] : ["below", "right"];
+fig[from] = fig[from].filter((model) => model !== legend);
+fig[to] = [...fig[to], legend];
+fig.height += narrow ? {grow_px} : -{grow_px};
+"""))
 
 
 #: ``two_columns_if_they_fit``'s rule, run in the browser after each layout of the figure.

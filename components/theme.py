@@ -6,7 +6,7 @@ import html
 from collections.abc import Iterable
 
 import panel as pn
-from bokeh.models import AdaptiveTicker, Label, Span
+from bokeh.models import AdaptiveTicker, CustomJS, Label, Span
 from bokeh.plotting import figure as Figure
 
 from app.model.strings import text
@@ -45,6 +45,42 @@ MOVING = "overlay"
 TICK_SIZE = "13pt"
 #: A short note under a figure (a LiveHTML's ``css``; its markup is ``<p class="nt">…</p>``).
 NOTE_CSS = ".nt { font-size: 1.2rem; line-height: 1.45; margin: 0.2rem 0; }"
+
+
+#: Below this frame width (px) a figure is on a phone: keys go under it, its labels in smaller type.
+NARROW_FRAME_PX = 560
+
+
+def smaller_type_when_narrow(fig: Figure, models: list, size: str, name: str) -> None:
+    """Set the type of ``models`` (text glyphs or labels) in ``size`` while ``fig``'s frame is narrower than
+    ``NARROW_FRAME_PX`` (a phone), as set otherwise. Decided in the browser, which knows the width, and only on
+    crossing it, so that another restyle (presentation mode's) is never undone."""
+    fig.js_on_change("inner_width", CustomJS(args={"models": models}, name=name, code=f"""
+const narrow = cb_obj.inner_width > 0 && cb_obj.inner_width < {NARROW_FRAME_PX};
+for (const model of models) {{
+  // Its own mark: a glyph may also switch columns (``columns_when_narrow``) on the same crossing.
+  if (narrow === Boolean(model.__pe_narrow_type)) continue;
+  if (narrow) model.__pe_wide = model.text_font_size;
+  model.__pe_narrow_type = narrow;
+  // A glyph's size is a data spec ({{value}}), a label's a plain string.
+  const spec = typeof model.__pe_wide === "object";
+  model.text_font_size = narrow ? (spec ? {{value: "{size}"}} : "{size}") : model.__pe_wide;
+}}
+"""))
+
+
+def columns_when_narrow(fig: Figure, glyph: object, columns: dict[str, str], name: str) -> None:
+    """Feed ``glyph``'s properties (``columns``: property → column) from each column's ``_narrow`` twin while
+    ``fig``'s frame is narrower than ``NARROW_FRAME_PX`` (a phone), from the column itself otherwise: a figure
+    that sends both, placed for each width, is drawn for the width it has. Decided in the browser, only on
+    crossing the width."""
+    fig.js_on_change("inner_width", CustomJS(args={"glyph": glyph, "columns": columns}, name=name, code=f"""
+const narrow = cb_obj.inner_width > 0 && cb_obj.inner_width < {NARROW_FRAME_PX};
+if (narrow === Boolean(glyph.__pe_narrow_columns)) return;
+glyph.__pe_narrow_columns = narrow;
+for (const [property, column] of Object.entries(columns))
+  glyph[property] = {{field: narrow ? `${{column}}_narrow` : column}};
+"""))
 
 
 def style_figure(fig: Figure, counts: str = "") -> Figure:

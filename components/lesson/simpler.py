@@ -41,7 +41,15 @@ from components.legend import LegendRows, detach_legends, stacked_when_narrow
 from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.stylesheets import WIDGET_STYLESHEET
-from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, style_figure
+from components.theme import (
+    COLORS,
+    LABEL_SIZE,
+    MOVING,
+    TICK_SIZE,
+    columns_when_narrow,
+    smaller_type_when_narrow,
+    style_figure,
+)
 from components.widgets import FastIntSlider, LiveHTML
 
 #: The lesson's position for the raw number: "at position 300 that coordinate is 300".
@@ -50,6 +58,9 @@ LESSON_POS = 300
 
 #: Pixels between a mark's label and the dashed line through the mark.
 LABEL_GAP_PX = 14
+#: The n/T figure on a 360 px phone: its frame's width (px, measured 267-270) and a character of its 11 pt labels.
+NARROW_RATIO_FRAME_PX = 265
+NARROW_CHAR_PX = 7.6
 
 
 class SimplerChoice(param.Parameterized):
@@ -100,11 +111,12 @@ class WhyNotSimpler(LessonSection):
 
         # (b) n/T in two lengths
         self.ratio = ColumnDataSource(name="simpler_ratio", data={"x": [], "y": []})
-        self.ratio_marks = ColumnDataSource(name="simpler_ratio_marks", data={"x": [], "y": [], "label": [],
-                                                                              "align": [], "dx": []})
+        self.ratio_marks = ColumnDataSource(name="simpler_ratio_marks", data={
+            "x": [], "y": [], "label": [], "align": [], "dx": [], "label_narrow": [], "align_narrow": [],
+            "dx_narrow": []})
         self.ratio_plot = _figure("simpler_ratio_plot", text(lang, "simpler_ratio_title"),
                                   text(lang, "simpler_ratio_x"), "", 300, counts="", x_range=Range1d(-0.02, 1.08),
-                                  y_range=Range1d(-0.9, 1.9))
+                                  y_range=Range1d(-0.9, 2.0))  # 2.0: a phone's two-line label over T's row
         self.ratio_line = Span(dimension="height", location=0, line_color=COLORS["target"], line_width=2,
                                line_dash="dashed", name="simpler_ratio_line")
         self.ratio_plot.add_layout(self.ratio_line)
@@ -112,11 +124,15 @@ class WhyNotSimpler(LessonSection):
                                 line_color=COLORS["bar"], line_width=2, name="simpler_ratio_ticks")
         self.ratio_plot.scatter(x="x", y="y", source=self.ratio_marks, marker="diamond", size=22,
                                 fill_color=COLORS["target"], line_color=COLORS["ink"], name="simpler_ratio_dots")
-        self.ratio_plot.text(x="x", y="y", text="label", text_align="align", source=self.ratio_marks, y_offset=-18,
-                             x_offset={"field": "dx"},
-                             text_baseline="bottom", text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
-                             background_fill_color="white", background_fill_alpha=0.85,
-                             name="simpler_ratio_labels")
+        ratio_labels = self.ratio_plot.text(
+            x="x", y="y", text="label", text_align="align", source=self.ratio_marks, y_offset=-18,
+            x_offset={"field": "dx"}, text_baseline="bottom", text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
+            background_fill_color="white", background_fill_alpha=0.85, name="simpler_ratio_labels")
+        # On a phone "between tokens 12 and 13 of 300" ran past the figure's right edge: two lines in smaller
+        # type, turned towards the middle from the frame's half.
+        columns_when_narrow(self.ratio_plot, ratio_labels.glyph,
+                            {"text": "label", "text_align": "align", "x_offset": "dx"}, "simpler_ratio_labels_narrow")
+        smaller_type_when_narrow(self.ratio_plot, [ratio_labels.glyph], "11pt", "simpler_ratio_label_size")
         self.ratio_plot.yaxis.ticker = [0, 1]
         self.ratio_plot.ygrid.visible = False
 
@@ -244,22 +260,31 @@ class WhyNotSimpler(LessonSection):
         n = s.pos + 1
         value = float(core.relative_position(n, s.T))
         same = core.same_ratio_token(n, s.T, length)
-        marks = {"x": [value], "y": [1.0], "label": [text(s.lang, "simpler_ratio_mark", n=n, T=s.T, value=value)]}
         if same == round(same):
             tokens = [round(same)]
         else:
             tokens = [t for t in (int(np.floor(same)), int(np.ceil(same))) if 1 <= t <= length]
-        for t in tokens:
-            marks["x"].append(float(core.relative_position(t, length)))
-            marks["y"].append(0.0)
-            marks["label"].append(text(s.lang, "simpler_ratio_mark", n=t, T=length,
-                                       value=float(core.relative_position(t, length))))
-        if len(tokens) == 2:  # no token of L gets the value: one label for the two around it
-            marks["label"][1:] = [text(s.lang, "simpler_ratio_between", below=tokens[0], above=tokens[1],
-                                       T=length), ""]
-        marks["align"] = ["left" if x < 0.6 else "right" for x in marks["x"]]
-        # Clear of the dashed line through the value (and of the diamond), on the side the label reads to.
-        marks["dx"] = [LABEL_GAP_PX if align == "left" else -LABEL_GAP_PX for align in marks["align"]]
+        marks = {"x": [value, *(float(core.relative_position(t, length)) for t in tokens)],
+                 "y": [1.0, *(0.0 for _ in tokens)]}
+        # The desktop's labels (from 0.6 on they read leftwards) and a phone's (two lines, on the side with room).
+        for suffix in ("", "_narrow"):
+            labels = [text(s.lang, f"simpler_ratio_mark{suffix}", n=t, T=T, value=x)
+                      for t, T, x in zip([n, *tokens], [s.T, *(length for _ in tokens)], marks["x"], strict=True)]
+            if len(tokens) == 2:  # no token of L gets the value: one label for the two around it
+                labels[1:] = [text(s.lang, f"simpler_ratio_between{suffix}", below=tokens[0], above=tokens[1],
+                                   T=length), ""]
+            if suffix:
+                start, end = self.ratio_plot.x_range.start, self.ratio_plot.x_range.end
+                per_px = (end - start) / NARROW_RATIO_FRAME_PX
+                wide = [(LABEL_GAP_PX + NARROW_CHAR_PX * max(map(len, label.split("\n")))) * per_px
+                        for label in labels]
+                aligns = ["left" if x + w <= end or end - x >= x - start else "right"
+                          for x, w in zip(marks["x"], wide, strict=True)]
+            else:
+                aligns = ["left" if x < 0.6 else "right" for x in marks["x"]]
+            # Clear of the dashed line through the value (and of the diamond), on the side the label reads to.
+            marks.update({f"label{suffix}": labels, f"align{suffix}": aligns,
+                          f"dx{suffix}": [LABEL_GAP_PX if align == "left" else -LABEL_GAP_PX for align in aligns]})
         self.ratio_line.location = value
         send_changes(self.ratio_marks, marks)
         self._values.update({

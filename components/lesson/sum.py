@@ -21,7 +21,6 @@ import panel as pn
 import param
 from bokeh.models import (
     ColumnDataSource,
-    CustomJS,
     FactorRange,
     Legend,
     LegendItem,
@@ -34,7 +33,14 @@ from app.model.strings import number, text
 from components.legend import detach_legends, stacked_when_narrow
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, TICK_SIZE, style_figure
+from components.theme import (
+    COLORS,
+    LABEL_SIZE,
+    TICK_SIZE,
+    columns_when_narrow,
+    smaller_type_when_narrow,
+    style_figure,
+)
 
 #: Meaning and position keep one colour each; shared coordinates are hatched, and every bar is labelled.
 PART_COLORS = {"shared": "#CC79A7", "meaning": COLORS["bar"], "position": COLORS["pos"]}
@@ -60,9 +66,6 @@ NARROW_LABEL_FRAME_PX = (230, 330)
 #: (72 px high from the frame's top; it hid "PE·PE, summed:" at 390 px).
 LEGEND_PX = (300, 54)
 NARROW_LEGEND_PX = (NARROW_LABEL_FRAME_PX[0], 74)
-#: Below this frame width the labels are the two-line ones placed for ``NARROW_LABEL_FRAME_PX`` (as the legends'
-#: ``stacked_when_narrow``): one-line labels of up to 34 characters ran off both sides of a phone's frame.
-NARROW_BELOW_PX = 560
 LABEL_HEIGHT_PX = 26
 LABEL_CHAR_PX = 10
 DOT_RADIUS_PX = 8
@@ -156,7 +159,8 @@ class SumOrConcatenate(LessonSection):
         self.ladder_note = self.note_box("ladder")
 
         self.width = ColumnDataSource(name="sum_width", data={
-            "row": [], "left": [], "right": [], "part": [], "label": [], "color": [], "hatch": [], "x": []})
+            "row": [], "left": [], "right": [], "part": [], "label": [], "label_narrow": [], "color": [], "hatch": [],
+            "x": []})
         self.width_plot = figure(
             name="sum_width_plot", title="", y_range=FactorRange(*self._rows, name="sum_width_rows"),
             x_range=Range1d(0, 1, name="sum_width_x_range"), height=230, sizing_mode="stretch_width",
@@ -166,9 +170,14 @@ class SumOrConcatenate(LessonSection):
         fig.hbar(y="row", left="left", right="right", height=0.7, source=self.width, fill_color="color",
                  hatch_pattern="hatch", hatch_color="white", hatch_alpha=0.6, line_color=COLORS["ink"],
                  name="sum_width_bars")
-        fig.text(x="x", y="row", text="label", source=self.width, text_align="center", text_baseline="middle",
-                 text_font_size=LABEL_SIZE, text_font_style="bold", text_color=COLORS["ink"],
-                 background_fill_color="white", background_fill_alpha=0.9, padding=3, name="sum_width_labels")
+        labels = fig.text(x="x", y="row", text="label", source=self.width, text_align="center",
+                          text_baseline="middle", text_font_size=LABEL_SIZE, text_font_style="bold",
+                          text_color=COLORS["ink"], background_fill_color="white", background_fill_alpha=0.9, padding=3,
+                          name="sum_width_labels")
+        # On a phone "meaning + position, sharing all 32" was wider than the figure, and "meaning: 28" ran into
+        # "position: 4": two lines each, in smaller type.
+        columns_when_narrow(fig, labels.glyph, {"text": "label"}, "sum_width_labels_narrow")
+        smaller_type_when_narrow(fig, [labels.glyph], "11pt", "sum_width_label_size")
         fig.xaxis.axis_label = text(lang, "sum_width_x")
         fig.ygrid.grid_line_color = None
         style_figure(fig, counts="x")
@@ -217,15 +226,8 @@ class SumOrConcatenate(LessonSection):
                           text_baseline="baseline", y_offset="y_offset", text_font_size=TICK_SIZE, text_color="color",
                           background_fill_color="white", background_fill_alpha=0.85, padding=2,
                           name="sum_levels_labels")
-        fig.js_on_change("inner_width", CustomJS(
-            args={"glyph": labels.glyph, "columns": _PLACED_AS}, name="sum_levels_labels_narrow", code=f"""
-const narrow = cb_obj.inner_width > 0 && cb_obj.inner_width < {NARROW_BELOW_PX};
-// Only on crossing the width: the columns each layout reads are those of the width it has.
-if (narrow === Boolean(glyph.__pe_narrow)) return;
-glyph.__pe_narrow = narrow;
-for (const [property, column] of Object.entries(columns))
-  glyph[property] = {{field: narrow ? `${{column}}_narrow` : column}};
-"""))
+        # One-line labels of up to 34 characters ran off both sides of a phone's frame.
+        columns_when_narrow(fig, labels.glyph, _PLACED_AS, "sum_levels_labels_narrow")
         fig.legend.update(location="top_left", label_text_font_size=TICK_SIZE, name="sum_cross_legend")
         detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "sum_cross_x")
@@ -246,16 +248,18 @@ for (const [property, column] of Object.entries(columns))
         s = self.state
         d, r = s.d_model, s.reserve
         lang = s.lang
-        parts = [  # (row, left, right, part, label); rows as the y axis shows them
-            (self._rows[1], 0, d, "shared", text(lang, "sum_part_shared", width=d)),
-            (self._rows[0], 0, d - r, "meaning", text(lang, "sum_part_meaning", width=d - r)),
-            (self._rows[0], d - r, d, "position", text(lang, "sum_part_position", width=r)),
+        parts = [  # (row, left, right, part, width); rows as the y axis shows them
+            (self._rows[1], 0, d, "shared", d),
+            (self._rows[0], 0, d - r, "meaning", d - r),
+            (self._rows[0], d - r, d, "position", r),
         ]
         # A label sits in its bar's middle, but not past the axis' ends (a narrow bar at an end).
         room = 0.16 * d
         width = {
             "row": [p[0] for p in parts], "left": [p[1] for p in parts], "right": [p[2] for p in parts],
-            "part": [p[3] for p in parts], "label": [p[4] for p in parts],
+            "part": [p[3] for p in parts],
+            "label": [text(lang, f"sum_part_{p[3]}", width=p[4]) for p in parts],
+            "label_narrow": [text(lang, f"sum_part_{p[3]}_narrow", width=p[4]) for p in parts],
             "color": [PART_COLORS[p[3]] for p in parts], "hatch": [PART_HATCH[p[3]] for p in parts],
             # A part of width 0 (r = 0 or r = d_model) has no bar, so its label is not drawn (x NaN): "meaning: 0"
             # sat over the other bar.

@@ -217,3 +217,74 @@ def test_the_sums_level_labels_are_read_whole_on_a_phone(browser, app_url, width
         assert not overlapping, (overlapping, drawn)
     finally:
         context.close()
+
+
+#: Every drawn text label of the page's figures that runs past its figure (screen px of the canvas), with the
+#: figure's renderer name and its text.
+_TEXT_PAST_FIGURE = """() => {
+  const out = [];
+  for (const view of Bokeh.index.query((v) => v.glyph?.model?.type === 'Text' && v.model.visible)) {
+    const glyph = view.glyph, width = view.plot_view.bbox.width;
+    for (let i = 0; i < (glyph.labels?.length ?? 0); i++) {
+      const text = String(glyph.text.get(i) ?? '');
+      if (glyph.labels[i] == null || text.trim() === '') continue;
+      const r = glyph.rect_i(i), xs = [r.p0.x, r.p1.x, r.p2.x, r.p3.x];
+      if (!xs.every(Number.isFinite)) continue;
+      if (Math.min(...xs) < -0.5 || Math.max(...xs) > width + 0.5)
+        out.push([view.model.name, text, Math.round(Math.min(...xs)), Math.round(Math.max(...xs)), width]);
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize(("route", "lang", "width"), [("simpler", "es", 360), ("simpler", "en", 390),
+                                                      ("sum", "es", 360), ("sum", "en", 390),
+                                                      ("distance", "es", 360), ("explore", "en", 390)])
+def test_every_figure_label_is_read_whole_on_a_phone(browser, app_url, route, lang, width):
+    """Labels drawn in figures (text glyphs), walked on a phone at 390 and 360 px, es and en: on /simpler "between
+    tokens 12 and 13 of 300" ran 70 px past the figure; on /sum "meaning + position, sharing all 32" past both of
+    its sides; on /distance and /explore "S(3) = 12.272398" 117 px left of it, the key beside a 37 px frame. Now
+    two lines in smaller type on a phone, the key under the figure."""
+    context = browser.new_context(viewport={"width": width, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/{route}?lang={lang}")
+        wait_until(lambda: plots_drawn(page, figure_count(f"/{route}")), timeout=60, message=f"/{route} was not drawn")
+        cut: dict[tuple, list] = {}
+        for top in range(0, page.evaluate("() => document.documentElement.scrollHeight"), 600):
+            page.evaluate(f"() => window.scrollTo(0, {top})")
+            after_two_frames(page)
+            for found in page.evaluate(_TEXT_PAST_FIGURE):
+                cut[(found[0], found[1])] = found
+        assert not cut, f"labels past their figure at {width} px: {list(cut.values())}"
+    finally:
+        context.close()
+
+
+_DISTANCE_KEY = """() => {
+  const key = [...Bokeh.index.query((v) => v.model?.name === 'distance_legend')][0];
+  if (key?.bbox == null || !(key.plot_view.frame.bbox.width > 0)) return null;
+  const frame = key.plot_view.frame.bbox;
+  return {frame: [frame.left, frame.right, frame.top, frame.bottom], key: [key.bbox.left, key.bbox.top],
+          width: key.plot_view.bbox.width};
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_distance_key_goes_under_the_figure_on_a_phone(browser, app_url, width):
+    """Right of the frame, /distance's key left a 390 px phone's frame 37 px of the figure's 390."""
+    phone = width < 500
+    context = browser.new_context(viewport={"width": width, "height": 844 if phone else 800}, is_mobile=phone,
+                                  has_touch=phone)
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/distance?lang=en")
+        drawn = wait_until(lambda: page.evaluate(_DISTANCE_KEY), timeout=60, message="/distance's key was not drawn")
+        left, right, _, bottom = drawn["frame"]
+        if phone:
+            assert drawn["key"][1] >= bottom and right - left >= 0.6 * drawn["width"], drawn
+        else:
+            assert drawn["key"][0] >= right and drawn["key"][1] < bottom, drawn
+    finally:
+        context.close()
