@@ -83,6 +83,20 @@ for (const [property, column] of Object.entries(columns))
 """))
 
 
+def wrapped_when_narrow(fig: Figure, label: Label, name: str) -> None:
+    """Break ``label``'s text after its first ": " while ``fig``'s frame is narrower than ``NARROW_FRAME_PX`` (a
+    phone), its new texts too, and join it again when wider: "√(d_model/2) = 4: the correct encoding" ran 130 px
+    past a 360 px phone's figure. Decided in the browser, which knows the width."""
+    wrap = CustomJS(args={"fig": fig, "label": label}, name=name, code=f"""
+const narrow = fig.inner_width > 0 && fig.inner_width < {NARROW_FRAME_PX};
+const text = !narrow ? label.text.replace(":\\n", ": ")
+  : label.text.includes("\\n") ? label.text : label.text.replace(": ", ":\\n");
+if (text !== label.text) label.text = text;
+""")
+    fig.js_on_change("inner_width", wrap)
+    label.js_on_change("text", wrap)
+
+
 def style_figure(fig: Figure, counts: str = "") -> Figure:
     """Large type and a quiet frame for a Bokeh figure; returns it.
 

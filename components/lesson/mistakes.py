@@ -23,7 +23,7 @@ from components.distance import ScoreCurve
 from components.ladder import WavelengthLadder
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
-from components.theme import COLORS, TICK_SIZE, level_line, style_figure
+from components.theme import COLORS, TICK_SIZE, level_line, style_figure, wrapped_when_narrow
 
 
 def norms_data(T: int, d_model: int, base: float, mistake: str) -> dict[str, np.ndarray]:
@@ -52,6 +52,7 @@ class CommonMistakes(LessonSection):
         # Dashed reference line and a solid line with markers: told apart by more than colour.
         self.expected_line, self.expected_label = level_line(fig, "mistake_norms_expected",
                                                              "mistake_norms_expected_label", y_offset=6)
+        wrapped_when_narrow(fig, self.expected_label, "mistake_norms_expected_label_wrapped")
         fig.line(x="pos", y="norm", source=self.norms, line_color=COLORS["target"], line_width=3,
                  legend_label=text(lang, "mistake_norms_line"), name="mistake_norms_line")
         fig.scatter(x="pos", y="norm", source=self.norms, size=8, marker="circle", fill_color="white",

@@ -234,18 +234,27 @@ _TEXT_PAST_FIGURE = """() => {
         out.push([view.model.name, text, Math.round(Math.min(...xs)), Math.round(Math.max(...xs)), width]);
     }
   }
+  // Labels (annotations): the box BokehJS drew them in.
+  for (const view of Bokeh.index.query((v) => v.model?.type === 'Label' && v.model.visible && v.model.text)) {
+    if (view._rect == null) continue;  // not drawn (yet)
+    const {sx, width, anchor} = view._rect, left = sx - anchor.x * width, figure = view.plot_view.bbox.width;
+    if (left < -0.5 || left + width > figure + 0.5)
+      out.push([view.model.name, view.model.text, Math.round(left), Math.round(left + width), figure]);
+  }
   return out;
 }"""
 
 
 @pytest.mark.parametrize(("route", "lang", "width"), [("simpler", "es", 360), ("simpler", "en", 390),
                                                       ("sum", "es", 360), ("sum", "en", 390),
-                                                      ("distance", "es", 360), ("explore", "en", 390)])
+                                                      ("distance", "es", 360), ("explore", "en", 390),
+                                                      ("mistakes", "en", 360)])
 def test_every_figure_label_is_read_whole_on_a_phone(browser, app_url, route, lang, width):
     """Labels drawn in figures (text glyphs), walked on a phone at 390 and 360 px, es and en: on /simpler "between
     tokens 12 and 13 of 300" ran 70 px past the figure; on /sum "meaning + position, sharing all 32" past both of
-    its sides; on /distance and /explore "S(3) = 12.272398" 117 px left of it, the key beside a 37 px frame. Now
-    two lines in smaller type on a phone, the key under the figure."""
+    its sides; on /distance and /explore "S(3) = 12.272398" 117 px left of it, the key beside a 37 px frame; on
+    /mistakes "√(d_model/2) = 4: the correct encoding" 130 px past it. Now two lines (in smaller type) on a phone,
+    the key under the figure."""
     context = browser.new_context(viewport={"width": width, "height": 844}, is_mobile=True, has_touch=True)
     try:
         page = context.new_page()
