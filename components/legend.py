@@ -164,7 +164,7 @@ if (view?.bbox == null || !(cb_obj.outer_width > 0)) return;
 // Measured as first laid out (two columns from the frame's left): where it starts and how wide it is.
 if (legend.__pe_two === undefined) {
   if (legend.ncols !== 2 || legend.location !== "top_left") return;
-  legend.__pe_two = {left: view.bbox.left, width: view.bbox.width};
+  legend.__pe_two = {left: view.bbox.left, width: view.bbox.width, label_width: legend.label_width};
 }
 const {left, width} = legend.__pe_two;
 const [ncols, location] = left + width <= cb_obj.outer_width ? [2, "top_left"]
@@ -173,6 +173,10 @@ const [ncols, location] = left + width <= cb_obj.outer_width ? [2, "top_left"]
   : [1, "top_left"];
 if (legend.ncols !== ncols) legend.ncols = ncols;
 if (legend.location !== location) legend.location = location;
+// A column's width only lines the two up; in one, a label is as wide as its text (WRAPPED_LABELS caps it): a
+// label_width of 250 px ran past a 360 px phone.
+const label_width = ncols === 2 ? legend.__pe_two.label_width : Math.min(legend.__pe_two.label_width, 20);
+if (legend.label_width !== label_width) legend.label_width = label_width;
 """
 
 

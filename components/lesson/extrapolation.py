@@ -52,7 +52,7 @@ from app.model.strings import number, significant, text
 from components.legend import detach_legends, two_columns_if_they_fit
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, MOVING, TICK_SIZE, style_figure
+from components.theme import COLORS, MOVING, TICK_SIZE, smaller_type_when_narrow, style_figure
 
 #: The ladders whose angles and scores the sources hold: the trained one, then the stretched ones.
 LADDERS: tuple[str, ...] = ("sinusoidal", *STRETCHES)
@@ -316,6 +316,8 @@ class PastTrainingLength(LessonSection):
                                     text=text(lang, "extrapolation_training_range"), text_font_size=TICK_SIZE,
                                     text_color=COLORS["ink"], name="extrapolation_training_label")
         sf.add_layout(self.training_label)
+        # On a 360 px phone (a frame of ~180 px) "entrenado: k < T_train" ran into the ALiBi axis.
+        smaller_type_when_narrow(sf, [self.training_label], "11pt", "extrapolation_training_label_size")
         sf.extra_y_ranges = {"alibi": Range1d(-1, 0.05, name="extrapolation_alibi_range")}
         sf.add_layout(LinearAxis(y_range_name="alibi", axis_label=text(lang, "extrapolation_alibi_axis"),
                                  name="extrapolation_alibi_axis"), "right")

@@ -151,12 +151,14 @@ _LEGEND_LABELS_OUT = """() => {
 }"""
 
 
-@pytest.mark.parametrize(("route", "lang"), [("sum", "es"), ("sum", "en"), ("explore", "en")])
-def test_every_legend_is_read_whole_on_a_phone(browser, app_url, route, lang):
+@pytest.mark.parametrize(("route", "lang", "width"), [("sum", "es", 390), ("sum", "en", 390), ("explore", "en", 390),
+                                                      ("extrapolation", "es", 360)])
+def test_every_legend_is_read_whole_on_a_phone(browser, app_url, route, lang, width):
     """/sum's keys on a 390 px phone: the ladder's, two entries side by side and centred, began 47-88 px left of
     the screen; the cross terms' label ran 8-17 px past its right edge. (Found by walking every route at 390 px,
-    es and en: the only legends cut.)"""
-    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    es and en: the only legends cut.) At 360 px /extrapolation's labels, 250 px wide each to line two columns up,
+    ran 10-30 px past the screen in the one column left."""
+    context = browser.new_context(viewport={"width": width, "height": 844}, is_mobile=True, has_touch=True)
     try:
         page = context.new_page()
         page.goto(f"{app_url}/{route}?lang={lang}")
@@ -170,7 +172,7 @@ def test_every_legend_is_read_whole_on_a_phone(browser, app_url, route, lang):
             after_two_frames(page)
             for found in page.evaluate(_LEGEND_LABELS_OUT):
                 cut[(found[0], found[3])] = found
-        assert not cut, f"legend labels past their figure or the screen at 390 px: {list(cut.values())}"
+        assert not cut, f"legend labels past their figure or the screen at {width} px: {list(cut.values())}"
     finally:
         context.close()
 
