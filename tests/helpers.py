@@ -79,6 +79,25 @@ async def until(condition: Callable[[], Any], timeout: float = 15.0, message: st
         await asyncio.sleep(every)  # polling interval
 
 
+def screen(browser, width: int):
+    """A browser context the width of a screen: a phone (portrait, touch) below 500 px, else a desktop."""
+    phone = width < 500
+    return browser.new_context(viewport={"width": width, "height": 844 if phone else 800}, is_mobile=phone,
+                               has_touch=phone)
+
+
+def found_down_the_page(page, probe: str) -> list:
+    """What the page function ``probe`` finds (a list of lists, each named by its first two items), read a screen
+    at a time from the page's top to its end: figures are drawn as they come into view."""
+    found: dict[tuple, list] = {}
+    for top in range(0, page.evaluate("() => document.documentElement.scrollHeight"), 600):
+        page.evaluate(f"() => window.scrollTo(0, {top})")
+        after_two_frames(page)
+        for item in page.evaluate(probe):
+            found[tuple(item[:2])] = item
+    return list(found.values())
+
+
 def after_two_frames(page) -> None:
     """Return once the page has rendered two more frames (BokehJS paints in the first)."""
     page.evaluate(f"() => {_TWO_FRAMES_JS}")

@@ -8,7 +8,15 @@ import math
 import numpy as np
 import pytest
 
-from tests.helpers import after_two_frames, model_property, press, source_data, wait_for_source, wait_until
+from tests.helpers import (
+    after_two_frames,
+    model_property,
+    press,
+    screen,
+    source_data,
+    wait_for_source,
+    wait_until,
+)
 from tests.unit.test_lesson_extrapolation import by_hand, unseen_by_hand
 
 pytestmark = pytest.mark.browser
@@ -150,9 +158,7 @@ def test_the_no_value_label_is_read_whole_when_training_nearly_covers_the_text(b
     """Placed just past the last trained row, the label ran off the frame's right edge once T_train neared T
     (at 1280 from T_train = 20 of 24), and on a phone its one line (260-277 px) was wider than the whole frame
     (206-226 px)."""
-    phone = width < 500
-    context = browser.new_context(viewport={"width": width, "height": 844 if phone else 800}, is_mobile=phone,
-                                  has_touch=phone)
+    context = screen(browser, width)
     try:
         page = context.new_page()
         page.goto(f"{app_url}/extrapolation?lang={lang}&T=24&T_train=23")

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import after_two_frames, figure_count, model_property, plots_drawn, wait_until
+from tests.helpers import (
+    figure_count,
+    found_down_the_page,
+    model_property,
+    plots_drawn,
+    screen,
+    wait_until,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -144,7 +151,7 @@ _LEGEND_LABELS_OUT = """() => {
       if (box.width === 0) continue;
       const right = Math.min(window.innerWidth, figure?.right ?? Infinity), left = Math.max(0, figure?.left ?? 0);
       if (box.left < left - 0.5 || box.right > right + 0.5)
-        out.push([view.model.name, Math.round(box.left), Math.round(box.right), label.textContent]);
+        out.push([view.model.name, label.textContent, Math.round(box.left), Math.round(box.right)]);
     }
   }
   return out;
@@ -166,13 +173,8 @@ def test_every_legend_is_read_whole_on_a_phone(browser, app_url, route, lang, wi
                    message=f"/{route} was not drawn")
         legends = page.evaluate("() => [...Bokeh.index.query((v) => v.model?.type === 'Legend')].length")
         assert legends >= 2, f"/{route} has {legends} legends: nothing to check"
-        cut: dict[tuple, list] = {}
-        for top in range(0, page.evaluate("() => document.documentElement.scrollHeight"), 600):
-            page.evaluate(f"() => window.scrollTo(0, {top})")
-            after_two_frames(page)
-            for found in page.evaluate(_LEGEND_LABELS_OUT):
-                cut[(found[0], found[3])] = found
-        assert not cut, f"legend labels past their figure or the screen at {width} px: {list(cut.values())}"
+        cut = found_down_the_page(page, _LEGEND_LABELS_OUT)
+        assert not cut, f"legend labels past their figure or the screen at {width} px: {cut}"
     finally:
         context.close()
 
@@ -201,8 +203,7 @@ def test_the_sums_level_labels_are_read_whole_on_a_phone(browser, app_url, width
     390 px phone their one line (up to 34 characters) ran off both sides of a 263 px frame. On a phone they are set
     on two lines and placed for its frame: each inside the frame, on no other label and not under the key."""
     phone = width < 500
-    context = browser.new_context(viewport={"width": width, "height": 844 if phone else 800}, is_mobile=phone,
-                                  has_touch=phone)
+    context = screen(browser, width)
     try:
         page = context.new_page()
         page.goto(f"{app_url}/sum?lang={lang}&{query}")
@@ -257,18 +258,13 @@ def test_every_figure_label_is_read_whole_on_a_phone(browser, app_url, route, la
     its sides; on /distance and /explore "S(3) = 12.272398" 117 px left of it, the key beside a 37 px frame; on
     /mistakes "√(d_model/2) = 4: the correct encoding" 130 px past it. Now two lines (in smaller type) on a phone,
     the key under the figure."""
-    context = browser.new_context(viewport={"width": width, "height": 844}, is_mobile=True, has_touch=True)
+    context = screen(browser, width)
     try:
         page = context.new_page()
         page.goto(f"{app_url}/{route}?lang={lang}")
         wait_until(lambda: plots_drawn(page, figure_count(f"/{route}")), timeout=60, message=f"/{route} was not drawn")
-        cut: dict[tuple, list] = {}
-        for top in range(0, page.evaluate("() => document.documentElement.scrollHeight"), 600):
-            page.evaluate(f"() => window.scrollTo(0, {top})")
-            after_two_frames(page)
-            for found in page.evaluate(_TEXT_PAST_FIGURE):
-                cut[(found[0], found[1])] = found
-        assert not cut, f"labels past their figure at {width} px: {list(cut.values())}"
+        cut = found_down_the_page(page, _TEXT_PAST_FIGURE)
+        assert not cut, f"labels past their figure at {width} px: {cut}"
     finally:
         context.close()
 
@@ -286,8 +282,7 @@ _DISTANCE_KEY = """() => {
 def test_the_distance_key_goes_under_the_figure_on_a_phone(browser, app_url, width):
     """Right of the frame, /distance's key left a 390 px phone's frame 37 px of the figure's 390."""
     phone = width < 500
-    context = browser.new_context(viewport={"width": width, "height": 844 if phone else 800}, is_mobile=phone,
-                                  has_touch=phone)
+    context = screen(browser, width)
     try:
         page = context.new_page()
         page.goto(f"{app_url}/distance?lang=en")
