@@ -26,11 +26,21 @@ from bokeh.plotting import figure
 
 from app.model import core
 from app.model.strings import number, text
-from components.legend import detach_legends
+from components.legend import detach_legends, stacked_when_narrow
 from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.stylesheets import WIDGET_STYLESHEET
-from components.theme import COLORS, LABEL_SIZE, MOVING, WRAP, html_pane, named_once, style_figure
+from components.theme import (
+    COLORS,
+    LABEL_SIZE,
+    MOVING,
+    WRAP,
+    columns_when_narrow,
+    html_pane,
+    named_once,
+    smaller_type_when_narrow,
+    style_figure,
+)
 
 #: Dials drawn at most; more chosen pairs are sampled evenly (first and last always shown).
 MAX_DIALS = 16
@@ -85,7 +95,8 @@ class Fingerprint(LessonSection):
                                                                       "marker": [], "color": [], "align": [],
                                                                       "dx": [], "label_y": []})
         self.dials = ColumnDataSource(name="fingerprint_dials", data={
-            "pair": [], "cx": [], "label": [], "pos_x": [], "pos_y": [], "near_x": [], "near_y": []})
+            "pair": [], "cx": [], "label": [], "label_narrow": [], "pos_x": [], "pos_y": [], "near_x": [],
+            "near_y": []})
         self.dials_frame = ColumnDataSource(name="fingerprint_dials_frame",
                                             data={"left": [], "right": [], "top": [], "bottom": []})
 
@@ -105,6 +116,8 @@ class Fingerprint(LessonSection):
                                y_offset=4, level=MOVING, name="fingerprint_pos_label")
         for model in (self.pos_line, self.max_line, self.max_label, self.pos_label):
             self.plot.add_layout(model)
+        # On a phone "ninguna pasa de 2√n = 8.00" ran into "pos = 0" over the frame's top.
+        smaller_type_when_narrow(self.plot, [self.max_label, self.pos_label], "11pt", "fingerprint_label_size")
         # The closest position's label floats above every bar (it covered the bars beside q), joined to its
         # diamond by a dotted leader.
         self.plot.segment(x0="q", y0="distance", x1="q", y1="label_y", source=self.marks, line_color="color",
@@ -138,12 +151,18 @@ class Fingerprint(LessonSection):
         self.dials_plot.segment(x0="cx", y0=0, x1="pos_x", y1="pos_y", source=self.dials, line_width=4,
                                 line_color=COLORS["pos"], legend_label=text(lang, "fingerprint_legend_pos"),
                                 name="fingerprint_pos_hands")
-        self.dials_plot.text(x="cx", y=-1.15, text="label", source=self.dials, text_align="center",
-                             text_baseline="top", text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
-                             name="fingerprint_dial_labels")
+        dial_labels = self.dials_plot.text(x="cx", y=-1.15, text="label", source=self.dials, text_align="center",
+                                           text_baseline="top", text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
+                                           name="fingerprint_dial_labels")
+        # On a phone 16 dials are ~19 px apart: "10" ran into "11" in 15 pt, "i = 0" off the figure's left, and the
+        # key's one row off the screen.
+        smaller_type_when_narrow(self.dials_plot, [dial_labels.glyph], "8.5pt", "fingerprint_dial_label_size")
+        columns_when_narrow(self.dials_plot, dial_labels.glyph, {"text": "label"}, "fingerprint_dial_labels_narrow")
         self.dials_plot.legend.location = "top_left"
         self.dials_plot.legend.orientation = "horizontal"
         self.dials_plot.legend.label_text_font_size = LABEL_SIZE
+        self.dials_plot.legend.name = "fingerprint_dials_legend"
+        stacked_when_narrow(self.dials_plot, self.dials_plot.legend[0])
         detach_legends(self.dials_plot)
         # Hidden at T = 1, where there is no closest position to draw a hand for.
         [self.near_legend] = [item for item in self.dials_plot.legend[0].items
@@ -254,8 +273,9 @@ class Fingerprint(LessonSection):
         near = 1 if nearest is not None else 0
         send_changes(self.dials, {
             # "i = " once, then numbers only: sixteen "i = 10" labels ran into each other on a narrow page.
-            "pair": pairs, "cx": cx, "label": named_once(text(s.lang, "fingerprint_dial_label", pair=int(pairs[0])),
-                                                         map(str, pairs[1:].tolist())),
+            "pair": pairs, "cx": cx, **{f"label{suffix}": named_once(
+                text(s.lang, f"fingerprint_dial_label{suffix}", pair=int(pairs[0])), map(str, pairs[1:].tolist()))
+                for suffix in ("", "_narrow")},
             "pos_x": np.round(cx + 0.92 * sin[0], 4), "pos_y": np.round(0.92 * cos[0], 4),
             "near_x": np.round(cx + 0.92 * sin[near], 4) if nearest is not None else cx,
             "near_y": np.round(0.92 * cos[near], 4) if nearest is not None else np.zeros(pairs.size),

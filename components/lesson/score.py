@@ -31,7 +31,7 @@ from components.distance import ScoreCurve
 from components.legend import detach_legends
 from components.lesson.base import LessonSection
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, readout, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, readout, smaller_type_when_narrow, style_figure
 from components.widgets import LiveHTML
 
 #: One colour per term, and the axis says which term each bar is (colour is only a help).
@@ -75,9 +75,12 @@ class WhatScoresSee(LessonSection):
         fig = self.terms_plot
         fig.vbar(x="axis", top="value", width=0.6, source=self.terms, fill_color="color", line_color=COLORS["ink"],
                  name="score_terms_bars")
-        fig.text(x="axis", y="value", text="label", source=self.terms, text_align="center", text_baseline="baseline",
-                 y_offset="y_offset", text_font_size=LABEL_SIZE, text_font_style="bold", text_color=COLORS["ink"],
-                 background_fill_color="white", background_fill_alpha=0.85, padding=2, name="score_terms_labels")
+        labels = fig.text(x="axis", y="value", text="label", source=self.terms, text_align="center",
+                          text_baseline="baseline", y_offset="y_offset", text_font_size=LABEL_SIZE,
+                          text_font_style="bold", text_color=COLORS["ink"], background_fill_color="white",
+                          background_fill_alpha=0.85, padding=2, name="score_terms_labels")
+        # On a phone "−2.810" and "−2.771" ran into each other over bars ~70 px apart.
+        smaller_type_when_narrow(fig, [labels.glyph], "11pt", "score_terms_label_size")
         fig.add_layout(Span(dimension="width", location=0, line_color=COLORS["ink"], line_width=1))
         fig.xaxis.axis_label = text(lang, "score_terms_x")
         fig.yaxis.axis_label = text(lang, "score_terms_y")

@@ -294,3 +294,49 @@ def test_the_distance_key_goes_under_the_figure_on_a_phone(browser, app_url, wid
             assert drawn["key"][0] >= right and drawn["key"][1] < bottom, drawn
     finally:
         context.close()
+
+
+#: Pairs of drawn labels (text glyphs and Labels) of one figure that overlap by more than a pixel both ways.
+_LABELS_ON_LABELS = """() => {
+  const boxes = new Map();
+  const add = (view, name, text, box) => boxes.set(view, [...(boxes.get(view) ?? []), [name, text, box]]);
+  for (const view of Bokeh.index.query((v) => v.glyph?.model?.type === 'Text' && v.model.visible)) {
+    const glyph = view.glyph;
+    for (let i = 0; i < (glyph.labels?.length ?? 0); i++) {
+      const text = String(glyph.text.get(i) ?? '');
+      if (glyph.labels[i] == null || text.trim() === '') continue;
+      const r = glyph.rect_i(i), xs = [r.p0.x, r.p1.x, r.p2.x, r.p3.x], ys = [r.p0.y, r.p1.y, r.p2.y, r.p3.y];
+      const box = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+      if (box.every(Number.isFinite)) add(view.plot_view, view.model.name, text, box);
+    }
+  }
+  for (const view of Bokeh.index.query((v) => v.model?.type === 'Label' && v.model.visible && v.model.text)) {
+    if (view._rect == null) continue;  // not drawn (yet)
+    const {sx, sy, width, height, anchor} = view._rect, left = sx - anchor.x * width, top = sy - anchor.y * height;
+    add(view.plot_view, view.model.name, view.model.text, [left, left + width, top, top + height]);
+  }
+  const out = [];
+  for (const items of boxes.values())
+    for (let a = 0; a < items.length; a++)
+      for (let b = a + 1; b < items.length; b++) {
+        const [A, B] = [items[a][2], items[b][2]];
+        if (Math.min(A[1], B[1]) - Math.max(A[0], B[0]) > 1 && Math.min(A[3], B[3]) - Math.max(A[2], B[2]) > 1)
+          out.push([`${items[a][0]}: ${items[a][1]}`, `${items[b][0]}: ${items[b][1]}`]);
+      }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize(("route", "lang"), [("fingerprint", "es"), ("score", "en")])
+def test_no_figure_label_runs_into_another_on_a_phone(browser, app_url, route, lang):
+    """At 360 px: /fingerprint's "ninguna pasa de 2√n = 8.00" ran into "pos = 0", and its dials' numbers into each
+    other ("10" into "11"); /score's "−2.810" into "−2.771". (Found by walking every route at 360 px, es and en.)"""
+    context = screen(browser, 360)
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/{route}?lang={lang}")
+        wait_until(lambda: plots_drawn(page, figure_count(f"/{route}")), timeout=60, message=f"/{route} was not drawn")
+        overlapping = found_down_the_page(page, _LABELS_ON_LABELS)
+        assert not overlapping, f"labels over labels at 360 px: {overlapping}"
+    finally:
+        context.close()
