@@ -211,10 +211,11 @@ class ScoreCurve(pn.viewable.Viewer):
         )
         fig.scatter(x="k", y="score", source=self.marker, size=20, fill_color=COLORS["target"],
                     line_color="white", line_width=2, level=MOVING, name="distance_marker_dot")
-        marker_label = fig.text(x="k", y="label_y", text="label", text_align="align", x_offset="x_offset", y_offset=6,
-                 text_baseline="top", source=self.marker, text_font_size=LABEL_SIZE, text_font_style="bold",
-                 text_color=COLORS["target_text"], background_fill_color="white", background_fill_alpha=0.85,
-                 padding=3, level=MOVING, name="distance_marker_label")
+        marker_label = fig.text(
+            x="k", y="label_y", text="label", text_align="align", x_offset="x_offset", y_offset=6, text_baseline="top",
+            source=self.marker, text_font_size=LABEL_SIZE, text_font_style="bold", text_color=COLORS["target_text"],
+            background_fill_color="white", background_fill_alpha=0.85, padding=3, level=MOVING,
+            name="distance_marker_label")
 
         fig.add_tools(HoverTool(renderers=[curve], mode="vline", tooltips=[
             (text(lang, "k"), "@k"), (text(lang, "distance_y"), "@score{0.000000}"),
