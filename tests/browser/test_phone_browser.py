@@ -141,6 +141,22 @@ def test_a_fixed_figure_beside_text_leaves_the_rest_of_a_wide_row_to_the_text(br
 
 
 #: Every legend label drawn on the page that passes its figure's edges or the screen's: [legend, left, right, label].
+def _found_on_a_phone(browser, app_url: str, route: str, lang: str, width: int, probe: str,
+                      before=None) -> list:
+    """What ``probe`` finds down ``route``'s page on a phone ``width`` px wide, once its figures are drawn
+    (``before(page)`` runs then, first)."""
+    context = screen(browser, width)
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/{route}?lang={lang}")
+        wait_until(lambda: plots_drawn(page, figure_count(f"/{route}")), timeout=60, message=f"/{route} was not drawn")
+        if before is not None:
+            before(page)
+        return found_down_the_page(page, probe)
+    finally:
+        context.close()
+
+
 _LEGEND_LABELS_OUT = """() => {
   const out = [];
   for (const view of Bokeh.index.query((v) => v.model?.type === 'Legend')) {
@@ -165,18 +181,12 @@ def test_every_legend_is_read_whole_on_a_phone(browser, app_url, route, lang, wi
     the screen; the cross terms' label ran 8-17 px past its right edge. (Found by walking every route at 390 px,
     es and en: the only legends cut.) At 360 px /extrapolation's labels, 250 px wide each to line two columns up,
     ran 10-30 px past the screen in the one column left."""
-    context = browser.new_context(viewport={"width": width, "height": 844}, is_mobile=True, has_touch=True)
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/{route}?lang={lang}")
-        wait_until(lambda: plots_drawn(page, figure_count(f"/{route}")), timeout=60,
-                   message=f"/{route} was not drawn")
+    def some_legends(page) -> None:
         legends = page.evaluate("() => [...Bokeh.index.query((v) => v.model?.type === 'Legend')].length")
         assert legends >= 2, f"/{route} has {legends} legends: nothing to check"
-        cut = found_down_the_page(page, _LEGEND_LABELS_OUT)
-        assert not cut, f"legend labels past their figure or the screen at {width} px: {cut}"
-    finally:
-        context.close()
+
+    cut = _found_on_a_phone(browser, app_url, route, lang, width, _LEGEND_LABELS_OUT, some_legends)
+    assert not cut, f"legend labels past their figure or the screen at {width} px: {cut}"
 
 
 #: The drawn boxes (screen px: left, right, top, bottom) of /sum's three level labels, of its key and of its frame,
@@ -258,15 +268,8 @@ def test_every_figure_label_is_read_whole_on_a_phone(browser, app_url, route, la
     its sides; on /distance and /explore "S(3) = 12.272398" 117 px left of it, the key beside a 37 px frame; on
     /mistakes "√(d_model/2) = 4: the correct encoding" 130 px past it. Now two lines (in smaller type) on a phone,
     the key under the figure."""
-    context = screen(browser, width)
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/{route}?lang={lang}")
-        wait_until(lambda: plots_drawn(page, figure_count(f"/{route}")), timeout=60, message=f"/{route} was not drawn")
-        cut = found_down_the_page(page, _TEXT_PAST_FIGURE)
-        assert not cut, f"labels past their figure at {width} px: {cut}"
-    finally:
-        context.close()
+    cut = _found_on_a_phone(browser, app_url, route, lang, width, _TEXT_PAST_FIGURE)
+    assert not cut, f"labels past their figure at {width} px: {cut}"
 
 
 _DISTANCE_KEY = """() => {
@@ -331,12 +334,5 @@ _LABELS_ON_LABELS = """() => {
 def test_no_figure_label_runs_into_another_on_a_phone(browser, app_url, route, lang):
     """At 360 px: /fingerprint's "ninguna pasa de 2√n = 8.00" ran into "pos = 0", and its dials' numbers into each
     other ("10" into "11"); /score's "−2.810" into "−2.771". (Found by walking every route at 360 px, es and en.)"""
-    context = screen(browser, 360)
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/{route}?lang={lang}")
-        wait_until(lambda: plots_drawn(page, figure_count(f"/{route}")), timeout=60, message=f"/{route} was not drawn")
-        overlapping = found_down_the_page(page, _LABELS_ON_LABELS)
-        assert not overlapping, f"labels over labels at 360 px: {overlapping}"
-    finally:
-        context.close()
+    overlapping = _found_on_a_phone(browser, app_url, route, lang, 360, _LABELS_ON_LABELS)
+    assert not overlapping, f"labels over labels at 360 px: {overlapping}"
