@@ -43,7 +43,7 @@ from app.model import core
 from app.model.state import ExplorerState
 from app.model.strings import text
 from components.describe import Description
-from components.legend import below_when_narrow, detach_legends
+from components.legend import detach_legends, moved_when_narrow
 from components.sources import send_changes
 from components.theme import (
     COLORS,
@@ -226,7 +226,7 @@ class ScoreCurve(pn.viewable.Viewer):
         ], location="top_left", label_text_font_size=TICK_SIZE, glyph_width=34, glyph_height=30,
            name="distance_legend")
         fig.add_layout(legend, "right")
-        below_when_narrow(fig, legend, grow_px=200)  # its five entries, one under the other
+        moved_when_narrow(fig, legend, grow_px=200)  # its five entries, one under the other
         # On a phone "S(3) = 12.272398" in 15 pt was wider than half the frame, running past the axis.
         smaller_type_when_narrow(fig, [marker_label.glyph, self.max_label], "11pt", "distance_label_size")
         self._legend_rows = detach_legends(fig)

@@ -139,17 +139,21 @@ if (legend.orientation !== orientation) legend.orientation = orientation;
     fig.js_on_change("inner_width", flip)
 
 
-def below_when_narrow(fig: Figure, legend: Legend, grow_px: int = 0, below_px: int = NARROW_FRAME_PX) -> None:
-    """Move ``legend``, laid out right of ``fig``'s frame, under the figure while the figure is narrower than
-    ``below_px`` (a phone), ``grow_px`` taller to hold it, and back when it widens: on a 390 px phone /distance's
-    key, right of the frame, left the frame 37 px. Decided in the browser from the figure's whole width (which
-    the move does not change), as ``stacked_when_narrow``; BokehJS lays a figure out again when its side panels
-    change (public properties)."""
-    fig.js_on_change("outer_width", CustomJS(args={"fig": fig, "legend": legend}, name=f"{legend.name}_side",
-                                             code=f"""
-const narrow = cb_obj.outer_width > 0 && cb_obj.outer_width < {below_px};
-if (narrow === fig.below.includes(legend)) return;
-const [from, to] = narrow ? ["right", "below"] : ["below", "right"];
+def moved_when_narrow(fig: Figure, legend: Legend, sides: tuple[str, str] = ("right", "below"), grow_px: int = 0,
+                      below_px: int = NARROW_FRAME_PX) -> None:
+    """Move ``legend`` from the first of ``sides`` (where ``fig`` lays it out when wide: ``"right"``, ``"center"``
+    for inside the frame) to the second while the figure is narrower than ``below_px`` (a phone), ``grow_px``
+    taller to hold it, and back when it widens: on a 390 px phone /distance's key, right of the frame, left the
+    frame 37 px, and /fingerprint's key, inside the frame, lay over the dials. Decided in the browser, as
+    ``stacked_when_narrow``, from the frame's width, or from the figure's whole width when the move would change
+    the frame's (a key leaving the right side); BokehJS lays a figure out again when its side panels change
+    (public properties)."""
+    wide, narrow_side = sides
+    width = "outer_width" if {"left", "right"} & set(sides) else "inner_width"
+    fig.js_on_change(width, CustomJS(args={"fig": fig, "legend": legend}, name=f"{legend.name}_side", code=f"""
+const narrow = cb_obj.{width} > 0 && cb_obj.{width} < {below_px};
+if (narrow === fig.{narrow_side}.includes(legend)) return;
+const [from, to] = narrow ? ["{wide}", "{narrow_side}"] : ["{narrow_side}", "{wide}"];
 fig[from] = fig[from].filter((model) => model !== legend);
 fig[to] = [...fig[to], legend];
 fig.height += narrow ? {grow_px} : -{grow_px};

@@ -69,17 +69,23 @@ for (const model of models) {{
 """))
 
 
-def columns_when_narrow(fig: Figure, glyph: object, columns: dict[str, str], name: str) -> None:
-    """Feed ``glyph``'s properties (``columns``: property → column) from each column's ``_narrow`` twin while
-    ``fig``'s frame is narrower than ``NARROW_FRAME_PX`` (a phone), from the column itself otherwise: a figure
-    that sends both, placed for each width, is drawn for the width it has. Decided in the browser, only on
-    crossing the width."""
-    fig.js_on_change("inner_width", CustomJS(args={"glyph": glyph, "columns": columns}, name=name, code=f"""
+def columns_when_narrow(fig: Figure, switches: Iterable[tuple[object, dict[str, str]]], name: str) -> None:
+    """Feed each glyph's properties (``switches``: a glyph and its property → column map) from each column's
+    ``_narrow`` twin while ``fig``'s frame is narrower than ``NARROW_FRAME_PX`` (a phone), from the column itself
+    otherwise: a figure that sends both, placed for each width, is drawn for the width it has. Decided in the
+    browser, only on crossing the width; one callback for the figure, one change (``setv``) per glyph."""
+    glyphs, columns = zip(*switches, strict=True)
+    fig.js_on_change("inner_width", CustomJS(args={"glyphs": list(glyphs), "columns": list(columns)}, name=name,
+                                             code=f"""
 const narrow = cb_obj.inner_width > 0 && cb_obj.inner_width < {NARROW_FRAME_PX};
-if (narrow === Boolean(glyph.__pe_narrow_columns)) return;
-glyph.__pe_narrow_columns = narrow;
-for (const [property, column] of Object.entries(columns))
-  glyph[property] = {{field: narrow ? `${{column}}_narrow` : column}};
+glyphs.forEach((glyph, j) => {{
+  if (narrow === Boolean(glyph.__pe_narrow_columns)) return;
+  glyph.__pe_narrow_columns = narrow;
+  const fields = {{}};
+  for (const [property, column] of Object.entries(columns[j]))
+    fields[property] = {{field: narrow ? `${{column}}_narrow` : column}};
+  glyph.setv(fields);
+}});
 """))
 
 

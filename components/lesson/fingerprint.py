@@ -26,7 +26,7 @@ from bokeh.plotting import figure
 
 from app.model import core
 from app.model.strings import number, text
-from components.legend import detach_legends, stacked_when_narrow
+from components.legend import detach_legends, moved_when_narrow, stacked_when_narrow
 from components.lesson.base import LessonSection
 from components.sources import send_changes
 from components.stylesheets import WIDGET_STYLESHEET
@@ -46,6 +46,11 @@ from components.theme import (
 MAX_DIALS = 16
 #: Centre-to-centre distance of two dials (radius 1).
 DIAL_STEP = 2.6
+#: On a phone, more than this many dials go in two rows (sixteen in one row were 16 px wide each at 390 px)…
+ONE_ROW_ON_A_PHONE = 8
+#: … this far apart, centre to centre: a dial's radius above and below, its number (11 pt, ~1.1 radii at a
+#: phone's ~14 px a radius) under it, and a gap.
+DIAL_ROW_STEP = 3.7
 
 
 
@@ -69,6 +74,24 @@ def nearest_label(lang: str, ties: tuple[int, ...], distance: float) -> str:
         return text(lang, "fingerprint_nearest_label", q=ties[0], distance=short(distance))
     return text(lang, "fingerprint_nearest_label_ties", first=", ".join(map(str, ties[:-1])), last=ties[-1],
                 distance=short(distance))
+
+
+#: The dials' columns placed twice, for a desktop's one row and a phone's two (``_narrow``).
+_DIAL_PLACES = ("cx", "cy", "label_y")
+#: A hand's length, in dial radii.
+HAND = 0.92
+_FRAME_SIDES = ("left", "right", "top", "bottom")
+
+
+def dial_centres(count: int, per_row: int) -> tuple[np.ndarray, np.ndarray]:
+    """The centres (x, y) of ``count`` dials, ``per_row`` to a row from the left, rows downwards."""
+    j = np.arange(count)
+    return DIAL_STEP * (j % per_row), -DIAL_ROW_STEP * (j // per_row)
+
+
+def phone_row_length(count: int) -> int:
+    """Dials to a row on a phone: all of them up to ``ONE_ROW_ON_A_PHONE``, else half (the first row the longer)."""
+    return count if count <= ONE_ROW_ON_A_PHONE else -(-count // 2)
 
 
 def dial_pairs(pairs_from: int, pairs_to: int) -> np.ndarray:
@@ -95,10 +118,10 @@ class Fingerprint(LessonSection):
                                                                       "marker": [], "color": [], "align": [],
                                                                       "dx": [], "label_y": []})
         self.dials = ColumnDataSource(name="fingerprint_dials", data={
-            "pair": [], "cx": [], "label": [], "label_narrow": [], "pos_x": [], "pos_y": [], "near_x": [],
-            "near_y": []})
-        self.dials_frame = ColumnDataSource(name="fingerprint_dials_frame",
-                                            data={"left": [], "right": [], "top": [], "bottom": []})
+            name: [] for name in ("pair", "label", "label_narrow", "pos_angle", "near_angle",
+                                  *(f"{name}{suffix}" for name in _DIAL_PLACES for suffix in ("", "_narrow")))})
+        self.dials_frame = ColumnDataSource(name="fingerprint_dials_frame", data={
+            f"{name}{suffix}": [] for name in _FRAME_SIDES for suffix in ("", "_narrow")})
 
         self.plot = figure(name="fingerprint_plot", title=text(lang, "fingerprint_plot_title"), height=380,
                            sizing_mode="stretch_width", x_range=Range1d(-0.5, 23.5), y_range=Range1d(0, 8.5),
@@ -143,26 +166,39 @@ class Fingerprint(LessonSection):
         # Ranges follow the invisible frame only, so the dials stay round at any width.
         self.dials_plot.x_range = DataRange1d(renderers=[frame], range_padding=0)
         self.dials_plot.y_range = DataRange1d(renderers=[frame], range_padding=0)
-        self.dials_plot.circle(x="cx", y=0, radius=1, source=self.dials, fill_color="#f4f4f4",
-                               line_color=COLORS["bar"], line_width=2, name="fingerprint_faces")
-        self.dials_plot.segment(x0="cx", y0=0, x1="near_x", y1="near_y", source=self.dials, line_width=4,
-                                line_color=COLORS["target"], line_dash="dashed",
-                                legend_label=text(lang, "fingerprint_legend_near"), name="fingerprint_near_hands")
-        self.dials_plot.segment(x0="cx", y0=0, x1="pos_x", y1="pos_y", source=self.dials, line_width=4,
-                                line_color=COLORS["pos"], legend_label=text(lang, "fingerprint_legend_pos"),
-                                name="fingerprint_pos_hands")
-        dial_labels = self.dials_plot.text(x="cx", y=-1.15, text="label", source=self.dials, text_align="center",
-                                           text_baseline="top", text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
-                                           name="fingerprint_dial_labels")
-        # On a phone 16 dials are ~19 px apart: "10" ran into "11" in 15 pt, "i = 0" off the figure's left, and the
-        # key's one row off the screen.
-        smaller_type_when_narrow(self.dials_plot, [dial_labels.glyph], "8.5pt", "fingerprint_dial_label_size")
-        columns_when_narrow(self.dials_plot, dial_labels.glyph, {"text": "label"}, "fingerprint_dial_labels_narrow")
+        faces = self.dials_plot.circle(x="cx", y="cy", radius=1, source=self.dials, fill_color="#f4f4f4",
+                                       line_color=COLORS["bar"], line_width=2, name="fingerprint_faces")
+        # Rays from the centres, by angle: the same columns serve a desktop's row and a phone's two (a step of pos
+        # sends two angles a dial, not four coordinates for each placement).
+        self.near_hands = self.dials_plot.ray(x="cx", y="cy", length=HAND, angle="near_angle", source=self.dials,
+                                              line_width=4, line_color=COLORS["target"], line_dash="dashed",
+                                              legend_label=text(lang, "fingerprint_legend_near"),
+                                              name="fingerprint_near_hands")
+        pos_hands = self.dials_plot.ray(x="cx", y="cy", length=HAND, angle="pos_angle", source=self.dials,
+                                        line_width=4, line_color=COLORS["pos"],
+                                        legend_label=text(lang, "fingerprint_legend_pos"),
+                                        name="fingerprint_pos_hands")
+        dial_labels = self.dials_plot.text(x="cx", y="label_y", text="label", source=self.dials,
+                                           text_align="center", text_baseline="top", text_font_size=LABEL_SIZE,
+                                           text_color=COLORS["ink"], name="fingerprint_dial_labels")
+        # On a phone sixteen dials in a row were 16 px wide, "10" ran into "11" in 15 pt, "i = 0" off the figure's
+        # left, and the key's one row off the screen: two rows of dials twice the size, numbered in 11 pt.
+        smaller_type_when_narrow(self.dials_plot, [dial_labels.glyph], "11pt", "fingerprint_dial_label_size")
+        columns_when_narrow(self.dials_plot, [
+            (frame.glyph, {side: side for side in _FRAME_SIDES}),
+            (faces.glyph, {"x": "cx", "y": "cy"}),
+            (self.near_hands.glyph, {"x": "cx", "y": "cy"}),
+            (pos_hands.glyph, {"x": "cx", "y": "cy"}),
+            (dial_labels.glyph, {"x": "cx", "y": "label_y", "text": "label"}),
+        ], "fingerprint_dials_narrow")
         self.dials_plot.legend.location = "top_left"
         self.dials_plot.legend.orientation = "horizontal"
         self.dials_plot.legend.label_text_font_size = LABEL_SIZE
         self.dials_plot.legend.name = "fingerprint_dials_legend"
         stacked_when_narrow(self.dials_plot, self.dials_plot.legend[0])
+        # Inside the frame, the stacked key lay over a phone's first row of dials: between the title and the
+        # dials there, the figure 40 px taller to hold it.
+        moved_when_narrow(self.dials_plot, self.dials_plot.legend[0], sides=("center", "above"), grow_px=40)
         detach_legends(self.dials_plot)
         # Hidden at T = 1, where there is no closest position to draw a hand for.
         [self.near_legend] = [item for item in self.dials_plot.legend[0].items
@@ -267,22 +303,28 @@ class Fingerprint(LessonSection):
         pairs = dial_pairs(s.pairs_from, s.pairs_to)
         positions = [s.pos] if nearest is None else [s.pos, nearest[0]]
         rows = core.encoding_rows(np.asarray(positions, dtype=np.float64), s.d_model, s.base)
-        # A hand points at (PE[., 2i], PE[., 2i+1]) = (sin, cos): 12 o'clock at angle 0, clockwise, like a clock.
-        sin, cos = rows[:, 2 * pairs], rows[:, 2 * pairs + 1]
-        cx = DIAL_STEP * np.arange(pairs.size)
-        near = 1 if nearest is not None else 0
+        # A hand points at (PE[., 2i], PE[., 2i+1]) = (sin, cos): 12 o'clock at angle 0, clockwise, like a clock;
+        # as Bokeh's angle (anticlockwise from 3 o'clock), atan2(cos, sin).
+        angles = np.round(np.arctan2(rows[:, 2 * pairs + 1], rows[:, 2 * pairs]), 6)
+        places, frames = {}, {}
+        for suffix, per_row in (("", pairs.size), ("_narrow", phone_row_length(pairs.size))):
+            cx, cy = dial_centres(pairs.size, per_row)
+            places.update({f"cx{suffix}": cx, f"cy{suffix}": cy, f"label_y{suffix}": cy - 1.15})
+            # Room above the first row for the key on a desktop (a phone's is above the frame), and under the last
+            # row for its numbers: ~0.8 radii at a desktop's 26 px a radius, ~1.1 on a phone.
+            frames.update({f"left{suffix}": [-1.4], f"right{suffix}": [float(cx.max()) + 1.4],
+                           f"top{suffix}": [1.3 if suffix else 1.9],
+                           f"bottom{suffix}": [float(cy.min()) - (2.4 if suffix else 1.9)]})
         send_changes(self.dials, {
             # "i = " once, then numbers only: sixteen "i = 10" labels ran into each other on a narrow page.
-            "pair": pairs, "cx": cx, **{f"label{suffix}": named_once(
+            "pair": pairs, **{f"label{suffix}": named_once(
                 text(s.lang, f"fingerprint_dial_label{suffix}", pair=int(pairs[0])), map(str, pairs[1:].tolist()))
                 for suffix in ("", "_narrow")},
-            "pos_x": np.round(cx + 0.92 * sin[0], 4), "pos_y": np.round(0.92 * cos[0], 4),
-            "near_x": np.round(cx + 0.92 * sin[near], 4) if nearest is not None else cx,
-            "near_y": np.round(0.92 * cos[near], 4) if nearest is not None else np.zeros(pairs.size),
-        })
+            # With no other position there is no second hand: it points with the first, hidden.
+            "pos_angle": angles[0], "near_angle": angles[-1], **places})
+        self.near_hands.visible = nearest is not None
         self.near_legend.visible = nearest is not None
-        send_changes(self.dials_frame, {"left": [-1.4], "right": [float(cx[-1]) + 1.4], "top": [1.9],
-                                        "bottom": [-1.9]})
+        send_changes(self.dials_frame, frames)
         self.dials_plot.title.text = (text(s.lang, "fingerprint_dials_title_alone", pos=s.pos) if nearest is None
                                       else text(s.lang, "fingerprint_dials_title", pos=s.pos, q=nearest[0]))
         count = s.pairs_to - s.pairs_from + 1

@@ -130,8 +130,9 @@ class WhyNotSimpler(LessonSection):
             background_fill_color="white", background_fill_alpha=0.85, name="simpler_ratio_labels")
         # On a phone "between tokens 12 and 13 of 300" ran past the figure's right edge: two lines in smaller
         # type, each on the side of its mark with room for it.
-        columns_when_narrow(self.ratio_plot, ratio_labels.glyph,
-                            {"text": "label", "text_align": "align", "x_offset": "dx"}, "simpler_ratio_labels_narrow")
+        columns_when_narrow(self.ratio_plot,
+                            [(ratio_labels.glyph, {"text": "label", "text_align": "align", "x_offset": "dx"})],
+                            "simpler_ratio_labels_narrow")
         smaller_type_when_narrow(self.ratio_plot, [ratio_labels.glyph], "11pt", "simpler_ratio_label_size")
         self.ratio_plot.yaxis.ticker = [0, 1]
         self.ratio_plot.ygrid.visible = False

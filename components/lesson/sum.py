@@ -176,7 +176,7 @@ class SumOrConcatenate(LessonSection):
                           name="sum_width_labels")
         # On a phone "meaning + position, sharing all 32" was wider than the figure, and "meaning: 28" ran into
         # "position: 4": two lines each, in smaller type.
-        columns_when_narrow(fig, labels.glyph, {"text": "label"}, "sum_width_labels_narrow")
+        columns_when_narrow(fig, [(labels.glyph, {"text": "label"})], "sum_width_labels_narrow")
         smaller_type_when_narrow(fig, [labels.glyph], "11pt", "sum_width_label_size")
         fig.xaxis.axis_label = text(lang, "sum_width_x")
         fig.ygrid.grid_line_color = None
@@ -227,7 +227,7 @@ class SumOrConcatenate(LessonSection):
                           background_fill_color="white", background_fill_alpha=0.85, padding=2,
                           name="sum_levels_labels")
         # One-line labels of up to 34 characters ran off both sides of a phone's frame.
-        columns_when_narrow(fig, labels.glyph, _PLACED_AS, "sum_levels_labels_narrow")
+        columns_when_narrow(fig, [(labels.glyph, _PLACED_AS)], "sum_levels_labels_narrow")
         fig.legend.update(location="top_left", label_text_font_size=TICK_SIZE, name="sum_cross_legend")
         detach_legends(fig)
         fig.xaxis.axis_label = text(lang, "sum_cross_x")

@@ -336,3 +336,47 @@ def test_no_figure_label_runs_into_another_on_a_phone(browser, app_url, route, l
     other ("10" into "11"); /score's "−2.810" into "−2.771". (Found by walking every route at 360 px, es and en.)"""
     overlapping = _found_on_a_phone(browser, app_url, route, lang, 360, _LABELS_ON_LABELS)
     assert not overlapping, f"labels over labels at 360 px: {overlapping}"
+
+
+#: /fingerprint's dials as drawn (screen px): each face's centre and radius, the key's box and the frame's box.
+_DIALS = """() => {
+  const faces = [...Bokeh.index.query((v) => v.model?.name === 'fingerprint_faces')][0];
+  const key = [...Bokeh.index.query((v) => v.model?.name === 'fingerprint_dials_legend')][0];
+  const glyph = faces?.glyph;
+  if (key?.bbox == null || !(glyph?.sx?.length > 0) || !(faces.plot_view.frame.bbox.width > 0)) return null;
+  const f = faces.plot_view.frame.bbox;
+  return {centres: [...glyph.sx].map((x, i) => [x, glyph.sy[i]]), radius: glyph.sradius[0],
+          key: [key.bbox.left, key.bbox.right, key.bbox.top, key.bbox.bottom],
+          frame: [f.left, f.right, f.top, f.bottom]};
+}"""
+
+
+@pytest.mark.parametrize(("width", "lang"), [(360, "es"), (390, "en"), (1280, "es")])
+def test_the_dials_go_in_two_rows_on_a_phone_clear_of_their_key(browser, app_url, width, lang):
+    """/fingerprint's sixteen dials in one row were 16 px wide on a 390 px phone, and its stacked key, inside the
+    frame, would have covered them. On a phone: two rows of eight, each dial at least 26 px across, inside the frame,
+    the key above them; on a desktop one row."""
+    phone = width < 500
+    context = screen(browser, width)
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/fingerprint?lang={lang}")
+        page.evaluate("() => [...Bokeh.index.query((v) => v.model?.name === 'fingerprint_dials_plot')][0]"
+                      "?.el.scrollIntoView()")
+        drawn = wait_until(lambda: page.evaluate(_DIALS), timeout=60, message="the dials were not drawn")
+        centres, radius = drawn["centres"], drawn["radius"]
+        assert len(centres) == 16, drawn  # the lesson's 16 pairs
+        rows = sorted({round(y) for _, y in centres})
+        assert len(rows) == (2 if phone else 1), drawn
+        if phone:
+            assert 2 * radius >= 26, drawn
+            assert [sum(round(y) == row for _, y in centres) for row in rows] == [8, 8], drawn
+        left, right, top, bottom = drawn["frame"]
+        assert all(left <= x - radius and x + radius <= right + 0.5 and top <= y - radius and y + radius <= bottom
+                   for x, y in centres), drawn
+        k_left, k_right, k_top, k_bottom = drawn["key"]
+        under_key = [(x, y) for x, y in centres
+                     if x + radius > k_left and x - radius < k_right and y + radius > k_top and y - radius < k_bottom]
+        assert not under_key, drawn
+    finally:
+        context.close()

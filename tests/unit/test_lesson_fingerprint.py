@@ -8,6 +8,7 @@ math.sin/math.cos) and taking a plain norm, not the closed form 2·sqrt(Σ sin²
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -223,9 +224,25 @@ def test_dials_are_the_chosen_pairs_hands(section):
     data = section.dials.data
     assert list(data["pair"]) == list(range(16))
     row = row_by_hand(3, 32, 10_000)
-    np.testing.assert_allclose(np.asarray(data["pos_x"]) - np.asarray(data["cx"]), 0.92 * np.array(row[0::2]),
-                               atol=1e-4)
-    np.testing.assert_allclose(data["pos_y"], 0.92 * np.array(row[1::2]), atol=1e-4)
+    # A hand drawn by Bokeh's angle (anticlockwise from 3 o'clock) points at (x, y) = (PE[pos, 2i], PE[pos, 2i+1]).
+    np.testing.assert_allclose(np.cos(data["pos_angle"]), row[0::2], atol=1e-5)
+    np.testing.assert_allclose(np.sin(data["pos_angle"]), row[1::2], atol=1e-5)
+    near = row_by_hand(section.marks.data["q"][1], 32, 10_000)
+    np.testing.assert_allclose(np.cos(data["near_angle"]), near[0::2], atol=1e-5)
+    np.testing.assert_allclose(np.sin(data["near_angle"]), near[1::2], atol=1e-5)
+    assert np.array_equal(data["cy"], np.zeros(16)) and np.all(np.diff(data["cx"]) > 2)  # one row on a desktop
+    # A phone's twins: two rows of eight, the first above the second.
+    cx, cy = np.asarray(data["cx_narrow"]), np.asarray(data["cy_narrow"])
+    assert np.array_equal(cx[:8], cx[8:]) and np.all(np.diff(cx[:8]) > 2)  # apart by more than a diameter
+    assert len(set(cy[:8])) == len(set(cy[8:])) == 1 and cy[0] - cy[8] > 2
+    frame = section.dials_frame.data
+    assert frame["left_narrow"][0] < cx.min() - 1 and frame["right_narrow"][0] > cx.max() + 1
+    assert frame["bottom_narrow"][0] < np.min(data["label_y_narrow"]) < cy.min() - 1
+    s.pairs_from, s.pairs_to = 2, 6  # five dials: one row on a phone too
+    assert len(set(section.dials.data["cy_narrow"])) == 1
+    s.pairs_from, s.pairs_to = 0, 10  # eleven: six over five
+    assert sorted(Counter(section.dials.data["cy_narrow"]).values()) == [5, 6]
+    s.pairs_to = 15
     s.d_model = 512  # all 256 pairs chosen: MAX_DIALS of them drawn, from the first to the last
     assert list(section.dials.data["pair"])[::len(section.dials.data["pair"]) - 1] == [0, 255]
     assert len(section.dials.data["pair"]) == MAX_DIALS
@@ -238,7 +255,7 @@ def test_one_row_table_has_no_other_position():
     assert section.marks.data["q"] == [0]
     values = section.live_values()
     assert values["nearest_q"] == "—"
-    assert np.array_equal(section.dials.data["near_x"], section.dials.data["cx"])  # no second hand
+    assert section.near_hands.visible is False  # no second hand
     [near] = [item for item in section.dials_plot.legend[0].items if item.label.value == "aguja en q"]
     assert near.visible is False  # nor a legend entry for it
     # The passage about the closest other position gives way to a sentence that says there is none.
@@ -247,7 +264,7 @@ def test_one_row_table_has_no_other_position():
     assert "no hay otra posición" in section.alone_note.object
     section.state.T = 24
     assert section.passage("closest").hidden is False and section.alone_note.object == ""
-    assert near.visible is True
+    assert near.visible is True and section.near_hands.visible is True
 
 
 def test_live_values_cover_the_prose_and_state_the_numbers(section):
