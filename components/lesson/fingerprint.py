@@ -51,7 +51,8 @@ ONE_ROW_ON_A_PHONE = 8
 #: … this far apart, centre to centre: a dial's radius above and below, its number (11 pt, ~1.1 radii at a
 #: phone's ~14 px a radius) under it, and a gap.
 DIAL_ROW_STEP = 3.7
-
+#: A hand's length, in dial radii.
+HAND = 0.92
 
 
 #: The slowest wavelength at the lesson's sizes (d_model 32, base 10 000), for its claim about 3 and 300; one
@@ -76,10 +77,8 @@ def nearest_label(lang: str, ties: tuple[int, ...], distance: float) -> str:
                 distance=short(distance))
 
 
-#: The dials' columns placed twice, for a desktop's one row and a phone's two (``_narrow``).
+#: The dials' columns placed twice, for a desktop's one row and a phone's two (``_narrow``); and their frame's.
 _DIAL_PLACES = ("cx", "cy", "label_y")
-#: A hand's length, in dial radii.
-HAND = 0.92
 _FRAME_SIDES = ("left", "right", "top", "bottom")
 
 
