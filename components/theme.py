@@ -6,7 +6,7 @@ import html
 from collections.abc import Iterable
 
 import panel as pn
-from bokeh.models import AdaptiveTicker, CustomJS, Label, Span
+from bokeh.models import AdaptiveTicker, CustomJS, Label, NoOverlap, Span
 from bokeh.plotting import figure as Figure
 
 from app.model.strings import text
@@ -119,6 +119,9 @@ def style_figure(fig: Figure, counts: str = "") -> Figure:
         axis.axis_label_text_font_size = LABEL_SIZE
         axis.axis_label_text_font_style = "normal"
         axis.major_label_text_font_size = TICK_SIZE
+        # Where the labels of a fixed ticker do not fit (sixteen pairs on a phone's ladder ran together as
+        # "9101112131415"), Bokeh draws every other one, or fewer, instead of letting them overlap.
+        axis.major_label_policy = NoOverlap(min_distance=6)
     fig.outline_line_color = None
     fig.toolbar.logo = None
     return fig

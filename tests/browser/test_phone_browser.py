@@ -3,9 +3,12 @@ shrunken 980 px desktop page, and nothing makes it scroll sideways."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from tests.helpers import (
+    after_two_frames,
     figure_count,
     found_down_the_page,
     model_property,
@@ -378,5 +381,56 @@ def test_the_dials_go_in_two_rows_on_a_phone_clear_of_their_key(browser, app_url
         under_key = [(x, y) for x, y in centres
                      if x + radius > k_left and x - radius < k_right and y + radius > k_top and y - radius < k_bottom]
         assert not under_key, drawn
+    finally:
+        context.close()
+
+
+#: Every text a canvas draws, recorded from the page's start: its canvas, text, left and right edges and baseline
+#: height in the canvas's pixels (with BokehJS's transforms applied; axis labels are drawn unrotated).
+_RECORD_TEXT = """
+window.__peTexts = [];
+const fillText = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
+  const m = this.getTransform(), width = this.measureText(text).width;
+  window.__peTexts.push([this.canvas, String(text), m.a * x + m.e, m.a * (x + width) + m.e, m.d * y + m.f, m.b]);
+  return fillText.call(this, text, x, y, ...rest);
+};
+"""
+
+#: The x axis labels /wavelengths' ladder drew in its last paint: [text, left, right], in the canvas's pixels.
+_LADDER_X_LABELS = """() => {
+  const view = [...Bokeh.index.query((v) => v.model?.name === 'ladder_plot')][0];
+  if (view == null || !(view.frame.bbox.width > 0)) return null;
+  const canvases = new Set([...view.canvas_view.el.shadowRoot?.querySelectorAll('canvas') ?? [],
+                            ...view.canvas_view.el.querySelectorAll('canvas')]);
+  const ratio = window.devicePixelRatio, below = view.frame.bbox.bottom * ratio, left = view.frame.bbox.left * ratio;
+  // Under the frame and not left of it (the y axis's lowest label, "10⁰", is drawn there too).
+  const drawn = window.__peTexts.filter(([canvas, , x, , y, skew]) => canvases.has(canvas) && y > below
+                                                                     && x >= left - 1 && skew === 0)
+    .map(([, text, x0, x1]) => [text, x0 / ratio, x1 / ratio]);
+  // The last paint's: each paint draws the numbers from pair 0 on.
+  return drawn.slice(Math.max(0, drawn.map(([text]) => text).lastIndexOf('0')));
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_ladders_pair_numbers_do_not_run_together_on_a_phone(browser, app_url, width):
+    """The ladder's sixteen pair numbers ran together on a 390 px phone as "9101112131415"; where they do not fit,
+    every other one (or fewer) is drawn. On a desktop all sixteen."""
+    context = screen(browser, width)
+    context.add_init_script(_RECORD_TEXT)
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/wavelengths?lang=es")
+        wait_until(lambda: page.evaluate(_LADDER_X_LABELS), timeout=60, message="the ladder was not drawn")
+        after_two_frames(page)
+        drawn = [label for label in page.evaluate(_LADDER_X_LABELS) if label[0].isdigit()]  # not "pareja i"
+        labels = [text for text, _, _ in drawn]
+        boxes = sorted((left, right) for _, left, right in drawn)
+        assert all(b[0] >= a[1] + 2 for a, b in itertools.pairwise(boxes)), f"pair numbers run together: {drawn}"
+        if width >= 1280:
+            assert labels == [str(pair) for pair in range(16)], labels
+        else:
+            assert "0" in labels and len(labels) >= 6, labels  # still read every few pairs
     finally:
         context.close()
