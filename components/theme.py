@@ -119,8 +119,11 @@ def style_figure(fig: Figure, counts: str = "") -> Figure:
         axis.axis_label_text_font_size = LABEL_SIZE
         axis.axis_label_text_font_style = "normal"
         axis.major_label_text_font_size = TICK_SIZE
+    for axis in fig.xaxis:
         # Where the labels of a fixed ticker do not fit (sixteen pairs on a phone's ladder ran together as
-        # "9101112131415"), Bokeh draws every other one, or fewer, instead of letting them overlap.
+        # "9101112131415"), Bokeh draws every other one, or fewer, instead of letting them overlap. Not on the y
+        # axes: there BokehJS 3.9 dropped every word of /order's rows and every pair number of /terms' after the
+        # first, which did not overlap.
         axis.major_label_policy = NoOverlap(min_distance=6)
     fig.outline_line_color = None
     fig.toolbar.logo = None

@@ -397,19 +397,22 @@ CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
 };
 """
 
-#: The x axis labels /wavelengths' ladder drew in its last paint: [text, left, right], in the canvas's pixels.
-_LADDER_X_LABELS = """() => {
-  const view = [...Bokeh.index.query((v) => v.model?.name === 'ladder_plot')][0];
+#: The tick labels figure ``name`` drew in its last paint under its frame (``side`` "below", the x axis's) or left of
+#: it ("left", the y axis's): [text, left, right, baseline], in CSS pixels. Each paint draws an axis's labels in the
+#: order of its ticks, from the first tick's (``first``) on.
+_AXIS_LABELS = """([name, side, first]) => {
+  const view = [...Bokeh.index.query((v) => v.model?.name === name)][0];
   if (view == null || !(view.frame.bbox.width > 0)) return null;
   const canvases = new Set([...view.canvas_view.el.shadowRoot?.querySelectorAll('canvas') ?? [],
                             ...view.canvas_view.el.querySelectorAll('canvas')]);
-  const ratio = window.devicePixelRatio, below = view.frame.bbox.bottom * ratio, left = view.frame.bbox.left * ratio;
-  // Under the frame and not left of it (the y axis's lowest label, "10⁰", is drawn there too).
-  const drawn = window.__peTexts.filter(([canvas, , x, , y, skew]) => canvases.has(canvas) && y > below
-                                                                     && x >= left - 1 && skew === 0)
-    .map(([, text, x0, x1]) => [text, x0 / ratio, x1 / ratio]);
-  // The last paint's: each paint draws the numbers from pair 0 on.
-  return drawn.slice(Math.max(0, drawn.map(([text]) => text).lastIndexOf('0')));
+  const ratio = window.devicePixelRatio, frame = view.frame.bbox;
+  // Below the frame and not left of it (the y axis's lowest label is drawn there too), or wholly left of it.
+  const beside = side === 'below' ? (x0, x1, y) => y > frame.bottom * ratio && x0 >= frame.left * ratio - 1
+                                  : (x0, x1, y) => x1 <= frame.left * ratio + 1 && y <= frame.bottom * ratio + 2;
+  const drawn = window.__peTexts.filter(([canvas, , x0, x1, y, skew]) => canvases.has(canvas) && skew === 0
+                                                                       && beside(x0, x1, y))
+    .map(([, text, x0, x1, y]) => [text, x0 / ratio, x1 / ratio, y / ratio]);
+  return drawn.slice(Math.max(0, drawn.map(([text]) => text).lastIndexOf(first)));
 }"""
 
 
@@ -422,15 +425,37 @@ def test_the_ladders_pair_numbers_do_not_run_together_on_a_phone(browser, app_ur
     try:
         page = context.new_page()
         page.goto(f"{app_url}/wavelengths?lang=es")
-        wait_until(lambda: page.evaluate(_LADDER_X_LABELS), timeout=60, message="the ladder was not drawn")
+        probe = ["ladder_plot", "below", "0"]
+        wait_until(lambda: page.evaluate(_AXIS_LABELS, probe), timeout=60, message="the ladder was not drawn")
         after_two_frames(page)
-        drawn = [label for label in page.evaluate(_LADDER_X_LABELS) if label[0].isdigit()]  # not "pareja i"
-        labels = [text for text, _, _ in drawn]
-        boxes = sorted((left, right) for _, left, right in drawn)
+        drawn = [label for label in page.evaluate(_AXIS_LABELS, probe) if label[0].isdigit()]  # not "pareja i"
+        labels = [label[0] for label in drawn]
+        boxes = sorted((left, right) for _, left, right, _ in drawn)
         assert all(b[0] >= a[1] + 2 for a, b in itertools.pairwise(boxes)), f"pair numbers run together: {drawn}"
         if width >= 1280:
             assert labels == [str(pair) for pair in range(16)], labels
         else:
             assert "0" in labels and len(labels) >= 6, labels  # still read every few pairs
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(("route", "name", "first", "labels"), [
+    ("order", "order_outputs_plot", "el", ["el", "perro", "muerde", "al", "hombre"]),
+    ("terms", "terms_plot", "0", [str(pair) for pair in range(16)])])
+def test_every_row_of_a_y_axis_keeps_its_label(browser, app_url, route, name, first, labels):
+    """Rows apart enough to read every label keep every label: Bokeh's NoOverlap policy, tried on every axis, drew
+    /order's first word and /terms' first pair number alone."""
+    context = screen(browser, 1280)
+    context.add_init_script(_RECORD_TEXT)
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/{route}?lang=es")
+        page.evaluate(f"() => [...Bokeh.index.query((v) => v.model?.name === '{name}')][0]?.el.scrollIntoView()")
+        wait_until(lambda: page.evaluate(_AXIS_LABELS, [name, "left", first]), timeout=60,
+                   message=f"{name} was not drawn")
+        after_two_frames(page)
+        drawn = page.evaluate(_AXIS_LABELS, [name, "left", first])
+        assert [label[0] for label in sorted(drawn, key=lambda label: label[3])] == labels, drawn
     finally:
         context.close()
