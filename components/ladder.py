@@ -24,6 +24,7 @@ import param
 from bokeh.models import (
     ColorBar,
     ColumnDataSource,
+    CustomJS,
     CustomJSHover,
     CustomJSTickFormatter,
     FixedTicker,
@@ -42,13 +43,15 @@ from app.model.state import ExplorerState
 from app.model.strings import text
 from components.describe import Description
 from components.sources import send_changes
-from components.theme import COLORS, LABEL_SIZE, MOVING, TICK_SIZE, readout, style_figure
+from components.theme import COLORS, LABEL_SIZE, MOVING, NARROW_FRAME_PX, TICK_SIZE, readout, style_figure
 from components.widgets import LiveHTML
 
 #: Diverging and colour-blind safe (ColorBrewer RdBu), fixed to [-1, 1].
 PALETTE = interp_palette(RdBu11, 256)
-#: Pair ticks shown on the ladder's axis at most; more would overlap.
+#: Pair ticks shown on the ladder's axis at most; more would overlap. On a phone (a frame under
+#: ``NARROW_FRAME_PX``) half as many: sixteen ran together there as "9101112131415".
 MAX_PAIR_TICKS = 16
+MAX_PAIR_TICKS_NARROW = 8
 #: Rows of PE sent for the heatmap at most: about a full-HD screen's height.
 #: T <= 2048, so the row stride is 1 or 2; a stride below pi positions never
 #: aliases even pair 0 (wavelength 2 pi), where a stride fitted to the plot's
@@ -115,10 +118,10 @@ def ladder_data(d_model: int, base: float, mistake: str = "none") -> dict[str, n
 PAIR_BAR_WIDTH, COLUMN_BAR_WIDTH = 1.6, 0.8
 
 
-def bar_ticks(bars: int, width: int) -> list[float]:
+def bar_ticks(bars: int, width: int, most: int = MAX_PAIR_TICKS) -> list[float]:
     """Tick positions (column coordinates) at the centres of a readable subset of ``bars`` bars, each
-    ``width`` columns wide: pairs (2) or, under a bug, single columns (1)."""
-    step = max(1, int(np.ceil(bars / MAX_PAIR_TICKS)))
+    ``width`` columns wide: pairs (2) or, under a bug, single columns (1); at most ``most``, evenly from the first."""
+    step = max(1, int(np.ceil(bars / most)))
     return [width * (i + 0.5) for i in range(0, bars, step)]
 
 
@@ -203,7 +206,16 @@ class WavelengthLadder(pn.viewable.Viewer):
         ]))
         self.ladder_figure.xaxis.axis_label = text(lang, "ladder_x")
         self.ladder_figure.yaxis.axis_label = text(lang, "ladder_y")
-        self.ladder_figure.xaxis.ticker = FixedTicker(ticks=[1.0])
+        # Both tickers are kept here: the browser hands the axis one or the other, which syncs back to this document.
+        self.wide_ticker, self.narrow_ticker = FixedTicker(ticks=[1.0]), FixedTicker(ticks=[1.0])
+        self.ladder_figure.xaxis.ticker = self.wide_ticker
+        # A phone's frame reads every other pair (0, 2, 4 …), not what the axis's NoOverlap keeps of sixteen.
+        self.ladder_figure.js_on_change("inner_width", CustomJS(
+            args={"axis": self.ladder_figure.xaxis[0], "wide": self.wide_ticker, "narrow": self.narrow_ticker},
+            name="ladder_ticks_narrow", code=f"""
+const ticker = cb_obj.inner_width > 0 && cb_obj.inner_width < {NARROW_FRAME_PX} ? narrow : wide;
+if (axis.ticker !== ticker) axis.ticker = ticker;
+"""))
         # Pairs (two columns each, centred on 2i + 1); under a bug, one bar per column (centred on j + 0.5).
         self.ladder_figure.xaxis.formatter = CustomJSTickFormatter(
             args={"columns": False},
@@ -297,7 +309,9 @@ class WavelengthLadder(pn.viewable.Viewer):
         s, lang = self.state, self.state.lang
         columns = s.mistake != "none"
         layout = column_layout(s.mistake)
-        self.ladder_figure.xaxis.ticker.ticks = bar_ticks(s.d_model, 1) if columns else bar_ticks(s.d_model // 2, 2)
+        bars, width = (s.d_model, 1) if columns else (s.d_model // 2, 2)
+        self.wide_ticker.ticks = bar_ticks(bars, width)
+        self.narrow_ticker.ticks = bar_ticks(bars, width, MAX_PAIR_TICKS_NARROW)
         suffix = "_columns" if columns else ""
         heatmap_x = {"pairs": "heatmap_x", "split": "heatmap_x_split", "sines": "heatmap_x_sines"}[layout]
         changes = {
