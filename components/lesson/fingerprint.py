@@ -117,7 +117,7 @@ class Fingerprint(LessonSection):
                                                                       "marker": [], "color": [], "align": [],
                                                                       "dx": [], "label_y": []})
         self.dials = ColumnDataSource(name="fingerprint_dials", data={
-            name: [] for name in ("pair", "label", "label_narrow", "pos_angle", "near_angle",
+            name: [] for name in ("pair", "label", "pos_angle", "near_angle",
                                   *(f"{name}{suffix}" for name in _DIAL_PLACES for suffix in ("", "_narrow")))})
         self.dials_frame = ColumnDataSource(name="fingerprint_dials_frame", data={
             f"{name}{suffix}": [] for name in _FRAME_SIDES for suffix in ("", "_narrow")})
@@ -188,7 +188,7 @@ class Fingerprint(LessonSection):
             (faces.glyph, {"x": "cx", "y": "cy"}),
             (self.near_hands.glyph, {"x": "cx", "y": "cy"}),
             (pos_hands.glyph, {"x": "cx", "y": "cy"}),
-            (dial_labels.glyph, {"x": "cx", "y": "label_y", "text": "label"}),
+            (dial_labels.glyph, {"x": "cx", "y": "label_y"}),
         ], "fingerprint_dials_narrow")
         self.dials_plot.legend.location = "top_left"
         self.dials_plot.legend.orientation = "horizontal"
@@ -316,9 +316,8 @@ class Fingerprint(LessonSection):
                            f"bottom{suffix}": [float(cy.min()) - (2.4 if suffix else 1.9)]})
         send_changes(self.dials, {
             # "i = " once, then numbers only: sixteen "i = 10" labels ran into each other on a narrow page.
-            "pair": pairs, **{f"label{suffix}": named_once(
-                text(s.lang, f"fingerprint_dial_label{suffix}", pair=int(pairs[0])), map(str, pairs[1:].tolist()))
-                for suffix in ("", "_narrow")},
+            "pair": pairs, "label": named_once(text(s.lang, "fingerprint_dial_label", pair=int(pairs[0])),
+                                               map(str, pairs[1:].tolist())),
             # With no other position there is no second hand: it points with the first, hidden.
             "pos_angle": angles[0], "near_angle": angles[-1], **places})
         self.near_hands.visible = nearest is not None

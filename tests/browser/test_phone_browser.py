@@ -143,7 +143,6 @@ def test_a_fixed_figure_beside_text_leaves_the_rest_of_a_wide_row_to_the_text(br
         page.close()
 
 
-#: Every legend label drawn on the page that passes its figure's edges or the screen's: [legend, left, right, label].
 def _found_on_a_phone(browser, app_url: str, route: str, lang: str, width: int, probe: str,
                       before=None) -> list:
     """What ``probe`` finds down ``route``'s page on a phone ``width`` px wide, once its figures are drawn
@@ -160,6 +159,7 @@ def _found_on_a_phone(browser, app_url: str, route: str, lang: str, width: int, 
         context.close()
 
 
+#: Every legend label drawn on the page that passes its figure's edges or the screen's: [legend, left, right, label].
 _LEGEND_LABELS_OUT = """() => {
   const out = [];
   for (const view of Bokeh.index.query((v) => v.model?.type === 'Legend')) {
