@@ -43,7 +43,7 @@ from app.model.state import (
     repeated_parameters,
 )
 from app.model.strings import text
-from components.address import AddressBar, LanguageLink, script_embedded
+from components.address import PAGE_TITLE_VARIABLE, AddressBar, LanguageLink, script_embedded
 from components.checks import LiveChecks
 from components.clocks import PairClocks
 from components.code_cell import CodeCell
@@ -540,7 +540,10 @@ def mobile_ready() -> None:
 def presentable(page: PageMaker, kind: str, first: str = "") -> PageMaker:
     """``page``, or in presentation mode its slides (starting on ``first``, or the address's ``slide``)."""
 
-    def maybe_present() -> pn.viewable.Viewable:
+    def maybe_present() -> pn.viewable.Viewable | None:
+        return served_with_its_title(built())
+
+    def built() -> pn.viewable.Viewable:
         mobile_ready()
         state, notices = session_state()
         if not state.present:
@@ -561,6 +564,23 @@ def presentable(page: PageMaker, kind: str, first: str = "") -> PageMaker:
     return maybe_present
 
 
+def served_with_its_title(root: pn.viewable.Viewable) -> pn.viewable.Viewable | None:
+    """``root`` served in its session's document under the page's own title, in its language; or ``root`` itself
+    outside a server session (a test building a page), for the caller to serve.
+
+    ``pn.serve`` gives a document returned to it the title of its route, one language for every session. A page
+    that serves itself (``servable``, public) and returns None keeps the title it gave: the one its
+    ``AddressBar`` was made with (``PAGE_TITLE_VARIABLE``), which the HTML's ``<title>`` then carries before any
+    script runs, as link previews read it.
+    """
+    doc = pn.state.curdoc
+    title = doc.template_variables.get(PAGE_TITLE_VARIABLE) if doc is not None and doc.session_context else None
+    if not title:
+        return root
+    root.servable(title=title, location=False)
+    return None
+
+
 def route_title(route: str, lang: str) -> str:
     """The title of a route's page in ``lang`` (its tab and its HTML): a lesson section's own before the app's."""
     page = text(lang, "page_title")
@@ -571,8 +591,7 @@ def route_titles(lang: str = "es") -> dict[str, str]:
     """``route_title`` of every route of ``routes()``, for ``pn.serve(title=...)``.
 
     Panel writes "Panel Application" into a page's HTML otherwise. A session's own title, in its language,
-    replaces it (app/earlyhead.py in the HTML, the ``AddressBar`` in the tab); this is what a page shows
-    without those (``PE_STOCK=1``, a Panel upgrade that moved what they read).
+    replaces it (``served_with_its_title``); this is the title of a page built without an ``AddressBar``.
     """
     return {route: route_title(route, lang) for route in routes()}
 

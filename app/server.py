@@ -17,10 +17,10 @@ from contextlib import contextmanager
 import panel as pn
 from bokeh.settings import settings as bokeh_settings
 
-from app import collector, data_routes, delivery, earlyhead, fastsync
+from app import collector, data_routes, delivery, fastsync
 from app.pages import route_titles, routes
 from app.room_routes import room_patterns
-from components.internals import allowed, off
+from components.internals import off
 from components.stylesheets import STATIC_DIR
 
 DEFAULT_PORT = 5006
@@ -86,8 +86,6 @@ def serve(port: int = DEFAULT_PORT, address: str | None = None,
     fastsync.install()  # TCP_NODELAY and the message guard on the websocket; must precede pn.serve
     # --- light first load and data downloads (app/delivery.py, app/data_routes.py) ---
     delivery.install()
-    if allowed("early page head"):  # a page's bundles load while its session is built (app/earlyhead.py)
-        earlyhead.install()
     if off():  # once per server, whatever was imported before the log had a handler
         log.warning("speed patches off (stock Panel/Bokeh behaviour): %s", ", ".join(off()))
     kwargs = {**delivery.server_options(), **kwargs}

@@ -17,7 +17,7 @@ fixed).
 
 With ``--load``, also the first load of ``/explore`` and ``/`` at the lesson size (a cold browser context each,
 navigation → first drawn figure, the two servers alternating): what the patches for a page's start buy
-(``cached defaults``, ``early page head``, ``plain esm``), which a key press does not measure.
+(``cached defaults``, ``plain esm``), which a key press does not measure.
 
 The cost of removing a patch is ``p50(off) / p50(on) − 1`` of the same page in the same rounds. Results:
 docs/bench/ablation.json (committed: the ledger in docs/performance.md is rendered from it, between the

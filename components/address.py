@@ -69,8 +69,8 @@ class AddressBar(PlainJSComponent):
     It also gives the browser tab the page's title and the document its
     language (``<html lang>``, for screen readers and hyphenation): pn.serve
     overwrites the server-side title, and the language is known per session.
-    The title also goes into the page's HTML (``PAGE_TITLE_VARIABLE``, applied by
-    ``app.earlyhead``), so the tab and link previews have it before any script runs.
+    The title also goes into the page's HTML (``PAGE_TITLE_VARIABLE``, read by
+    ``app.pages.served_with_its_title``), so the tab and link previews have it before any script runs.
 
     It replaces the history entry instead of pushing one, so dragging a slider
     does not flood the back button, and it does not wait for the document to
@@ -132,7 +132,7 @@ class AddressBar(PlainJSComponent):
         params.setdefault("name", "address_bar")
         params.setdefault("lang", state.lang)
         if params.get("title") and pn.state.curdoc is not None:
-            # The page's <title> in its HTML, before any script runs (app/earlyhead.py applies it).
+            # The page's <title> in its HTML, before any script runs (app.pages.served_with_its_title).
             pn.state.curdoc.template_variables[PAGE_TITLE_VARIABLE] = params["title"]
         super().__init__(query=urlencode(state.query()), width=0, height=0, margin=0, **params)
         self._state = state

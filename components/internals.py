@@ -1,6 +1,6 @@
 """May the app reach into Panel and Bokeh internals here? The one switch, and the one line it logs.
 
-Every speed patch of the app (``components.widgets``, ``app.fastsync``, ``app.earlyhead``, the page
+Every speed patch of the app (``components.widgets``, ``app.fastsync``, the page
 scripts of ``app.delivery``) asks ``allowed`` before it applies, naming itself and the private names
 it needs. It gets ``False``, and the app keeps Panel's and Bokeh's stock behaviour for that patch,
 when
@@ -27,8 +27,8 @@ __all__ = ["PATCHES", "allowed", "missing", "off", "stock", "turned_off"]
 
 #: Every speed patch's switch name, in the order of docs/performance.md's ledger.
 PATCHES: tuple[str, ...] = ("fast widgets", "no debounce", "step in handler", "lean step", "live titles",
-                            "direct push", "no delay", "cached defaults", "cached references", "early page head",
-                            "style guard", "slider keys", "plain esm")
+                            "direct push", "no delay", "cached defaults", "cached references", "style guard",
+                            "slider keys", "plain esm")
 
 _log = logging.getLogger("app.internals")
 #: Patches already reported, so that a check made per session logs once per process.
