@@ -102,8 +102,8 @@ def floor_document(doc: Document) -> None:
     clocks.circle(x="x", y=0, radius=1, fill_color="#fafafa", line_color="line_color", line_width="line_width",
                   source=faces)
     clocks.text(x="x", y=1.2, text="pair_label", text_align="center", source=faces)
-    clocks.segment(x0="x", y0=0, x1="pos_x", y1="pos_y", line_width=7, line_color="#0072B2", source=hands)
-    clocks.segment(x0="x", y0=0, x1="target_x", y1="target_y", line_width=3, line_color="#D55E00", source=hands)
+    clocks.ray(x="x", y=0, length=1, angle="pos_angle", line_width=7, line_color="#0072B2", source=hands)
+    clocks.ray(x="x", y=0, length=1, angle="target_angle", line_width=3, line_color="#D55E00", source=hands)
     clocks.annular_wedge(x="x", y=0, inner_radius=0.3, outer_radius=0.4, start_angle="arc_start",
                          end_angle="arc_end", color="#D55E00", source=hands)
     columns, lines = strip_shape(s["d_model"] // 2)

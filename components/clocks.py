@@ -46,7 +46,7 @@ from bokeh.models import (
     LinearInterpolator,
 )
 from bokeh.plotting import figure
-from bokeh.transform import transform
+from bokeh.transform import dodge, transform
 
 from app.model import core
 from app.model.state import ExplorerState
@@ -54,13 +54,31 @@ from app.model.strings import minus_sign, significant, text
 from components.describe import Description
 from components.legend import detach_legends, stacked_when_narrow
 from components.sources import send_changes
-from components.theme import COLORS, MOVING, WRAP, html_pane, named_once, smaller_type_when_narrow, style_figure
+from components.theme import (
+    COLORS,
+    MOVING,
+    WRAP,
+    centres_in_rows,
+    columns_when_narrow,
+    html_pane,
+    named_once,
+    row_length_on_a_phone,
+    smaller_type_when_narrow,
+    style_figure,
+)
 from components.widgets import LiveHTML
 
 #: Clocks in the row at most: readable at 1280 px next to the sidebar.
 ROW_SIZE = 9
 #: Distance between two clock centres in the row, in clock radii.
 ROW_SPACING = 2.6
+#: On a phone, more clocks than this go in two rows (nine in one row were 30 px across at 390 px) …
+ONE_ROW_ON_A_PHONE = 5
+#: … this far apart, centre to centre, in radii: a face's radius above and below, its numbers (11 pt, ~0.55 radii
+#: at a phone's ~27 px a radius) over and under it, and a gap.
+PHONE_ROW_STEP = 3.7
+#: How much taller the row's figure is on a phone, for its second row and its key's three lines.
+PHONE_GROW_PX = 80
 #: Tiny clocks per line of the strip; 512 pairs make 8 lines.
 STRIP_COLUMNS = 64
 STRIP_RADIUS = 0.42
@@ -119,6 +137,26 @@ def format_wavelength(wavelength: float) -> str:
     return f"{wavelength:,.0f}".replace(",", "\u2009")
 
 
+def row_places(count: int) -> dict[str, list[float]]:
+    """The centres of a row of ``count`` clocks: ``x``, ``y`` in one line (a desktop), and their ``_narrow`` twins in
+    up to two lines (a phone, ``ONE_ROW_ON_A_PHONE``), the first the longer."""
+    places = {}
+    for suffix, per_row in (("", count), ("_narrow", row_length_on_a_phone(count, ONE_ROW_ON_A_PHONE))):
+        x, y = centres_in_rows(count, max(per_row, 1), ROW_SPACING, PHONE_ROW_STEP)
+        places[f"x{suffix}"], places[f"y{suffix}"] = short(x), short(y)
+    return places
+
+
+def row_frame(count: int) -> dict[str, list[float]]:
+    """The box the row's figure shows around ``count`` clocks and their numbers, and (``_narrow``) on a phone."""
+    frame = {}
+    for suffix, per_row in (("", count), ("_narrow", row_length_on_a_phone(count, ONE_ROW_ON_A_PHONE))):
+        lines = -(-count // max(per_row, 1))
+        frame.update({f"left{suffix}": [-1.3], f"right{suffix}": [round(ROW_SPACING * (per_row - 1) + 1.3, 6)],
+                      f"top{suffix}": [1.7], f"bottom{suffix}": [-PHONE_ROW_STEP * (lines - 1) - 1.7]})
+    return frame
+
+
 def row_faces(start: int, stop: int, pair: int, d_model: int, base: float, lang: str) -> dict[str, list]:
     """The row's static part: one face per pair in ``start .. stop-1`` with its labels."""
     pairs = np.arange(start, stop)
@@ -126,7 +164,7 @@ def row_faces(start: int, stop: int, pair: int, d_model: int, base: float, lang:
     selected = pairs == pair
     return {
         "pair": pairs.tolist(),
-        "x": short(ROW_SPACING * np.arange(pairs.size)),
+        **row_places(pairs.size),
         "pair_label": [text(lang, "clock_pair_label", pair=int(i)) for i in pairs],
         # "λ = 6.3  11.2  19.9 …": the name once, so that the numbers fit between the clocks on a narrow
         # page and in presentation mode's double type.
@@ -144,22 +182,21 @@ def short(values: np.ndarray) -> list[float]:
 
 
 def row_hands(start: int, stop: int, pos: int, k: int, d_model: int, base: float) -> dict[str, list]:
-    """The row's moving part: both hand tips and the arc of every pair in ``start .. stop-1``.
+    """The row's moving part: both hands and the arc of every pair in ``start .. stop-1``, and the clocks' centres.
 
-    Tips are the encoding's own coordinates, read from ``core.encoding_rows``:
-    the ``pos`` hand of pair i ends at ``(x_i + PE[pos, 2i], PE[pos, 2i+1])``,
-    rounded to ``SENT_DECIMALS``.
+    A hand is a ray of one radius from its clock's centre towards the encoding's own coordinates, read from
+    ``core.encoding_rows``: the ``pos`` hand of pair i ends at ``centre + (PE[pos, 2i], PE[pos, 2i+1])`` (sin, cos:
+    12 o'clock at 0, clockwise), which as Bokeh's angle (anticlockwise from 3 o'clock) is
+    ``atan2(PE[pos, 2i+1], PE[pos, 2i])``, rounded to ``SENT_DECIMALS``. By angle, so that a phone's placement of
+    the clocks (``row_places``) needs twins of the centres only, not of every tip.
     """
     rows = core.encoding_rows(np.array([pos, pos + k], dtype=np.float64), d_model, base)
-    sin = rows[:, 2 * start:2 * stop:2]
-    cos = rows[:, 2 * start + 1:2 * stop:2]
-    x = ROW_SPACING * np.arange(stop - start)
+    angles = np.arctan2(rows[:, 2 * start + 1:2 * stop:2], rows[:, 2 * start:2 * stop:2])
     arc_start, arc_end = arc_angles(core.angles(pos, d_model, base)[start:stop],
                                     core.angles(k, d_model, base)[start:stop])
     return {
-        "pair": list(range(start, stop)), "x": short(x),
-        "pos_x": short(x + sin[0]), "pos_y": short(cos[0]),
-        "target_x": short(x + sin[1]), "target_y": short(cos[1]),
+        "pair": list(range(start, stop)), **row_places(stop - start),
+        "pos_angle": short(angles[0]), "target_angle": short(angles[1]),
         "arc_start": short(arc_start), "arc_end": short(arc_end),
     }
 
@@ -387,36 +424,45 @@ class PairClocks(pn.viewable.Viewer):
         self._window = (-1, -1)  # so the first _update_window always draws
 
         # -- the row -----------------------------------------------------------
-        self.row_frame = ColumnDataSource(name="clock_row_frame", data={"left": [], "right": [], "top": [],
-                                                                        "bottom": []})
+        self.row_frame = ColumnDataSource(name="clock_row_frame", data=row_frame(0))
         self.faces = ColumnDataSource(name="clock_faces", data=row_faces(0, 0, 0, 2, 10.0, lang))
         self.hands = ColumnDataSource(name="clocks", data=row_hands(0, 0, 0, 0, 2, 10.0))
         self.row_figure = _clock_figure("clock_row_plot", 220, self.row_frame)
         f = self.row_figure
-        f.circle(x="x", y=0, radius=1.0, source=self.faces, fill_color=FACE_FILL, line_color="line_color",
-                 line_width="line_width", level=MOVING, name="clock_faces_glyph")
-        # 12 o'clock, where every hand starts at pos = 0.
-        f.scatter(x="x", y=1.0, marker="dash", angle=0.5 * np.pi, size=12, line_width=2, source=self.faces,
-                  line_color=FACE_COLOR, level=MOVING, name="clock_noon")
-        pair_text = f.text(x="x", y=1.12, text="pair_label", source=self.faces, text_align="center",
+        face = f.circle(x="x", y="y", radius=1.0, source=self.faces, fill_color=FACE_FILL, line_color="line_color",
+                        line_width="line_width", level=MOVING, name="clock_faces_glyph")
+        # 12 o'clock, where every hand starts at pos = 0. Marks and numbers sit a set distance (in radii) from their
+        # clock's centre: one column of centres (and its phone twin) places them all.
+        noon = f.scatter(x="x", y=dodge("y", 1.0), marker="dash", angle=0.5 * np.pi, size=12, line_width=2,
+                         source=self.faces, line_color=FACE_COLOR, level=MOVING, name="clock_noon")
+        pair_text = f.text(x="x", y=dodge("y", 1.12), text="pair_label", source=self.faces, text_align="center",
                            text_baseline="bottom", text_font_size=LABEL_SIZE, text_color="label_color",
                            text_font_style="bold", level=MOVING, name="clock_pair_text")
-        lambda_text = f.text(x="x", y=-1.12, text="wavelength_label", source=self.faces, text_align="center",
-                             text_baseline="top", text_font_size=LABEL_SIZE, text_color=COLORS["ink"],
-                             level=MOVING, name="clock_lambda_text")
-        # On a phone the clocks are ~40 px apart: their labels in smaller type, so that "111.7" and "198.7"
-        # do not run into each other (decided in the browser, which knows the width; restored when wider).
-        smaller_type_when_narrow(f, [pair_text.glyph, lambda_text.glyph], "8.5pt", "clock_row_label_size")
-        arc = f.wedge(x="x", y=0, radius=ARC_RADIUS, start_angle="arc_start", end_angle="arc_end",
+        lambda_text = f.text(x="x", y=dodge("y", -1.12), text="wavelength_label", source=self.faces,
+                             text_align="center", text_baseline="top", text_font_size=LABEL_SIZE,
+                             text_color=COLORS["ink"], level=MOVING, name="clock_lambda_text")
+        # On a phone the clocks are ~70 px apart in two rows: their labels a little smaller, so that "111.7" and
+        # "198.7" keep apart (decided in the browser, which knows the width; restored when wider).
+        smaller_type_when_narrow(f, [pair_text.glyph, lambda_text.glyph], "11pt", "clock_row_label_size")
+        arc = f.wedge(x="x", y="y", radius=ARC_RADIUS, start_angle="arc_start", end_angle="arc_end",
                       source=self.hands, fill_color=COLORS["target"], fill_alpha=0.25, line_color=None,
                       level=MOVING, name="clock_arcs")
         # The pos+k hand is drawn thinner on top, so both show when they coincide (slow pairs).
-        pos = f.segment(x0="x", y0=0, x1="pos_x", y1="pos_y", source=self.hands, line_color=COLORS["pos"],
-                        line_width=7, line_cap="round", level=MOVING, name="clock_pos_hands")
-        target = f.segment(x0="x", y0=0, x1="target_x", y1="target_y", source=self.hands,
-                           line_color=COLORS["target"], line_width=3, line_cap="round",
-                           level=MOVING, name="clock_target_hands")
-        f.scatter(x="x", y=0, size=7, source=self.hands, color=COLORS["ink"], level=MOVING, name="clock_pins")
+        pos = f.ray(x="x", y="y", length=1.0, angle="pos_angle", source=self.hands, line_color=COLORS["pos"],
+                    line_width=7, line_cap="round", level=MOVING, name="clock_pos_hands")
+        target = f.ray(x="x", y="y", length=1.0, angle="target_angle", source=self.hands,
+                       line_color=COLORS["target"], line_width=3, line_cap="round", level=MOVING,
+                       name="clock_target_hands")
+        pins = f.scatter(x="x", y="y", size=7, source=self.hands, color=COLORS["ink"], level=MOVING,
+                         name="clock_pins")
+        # On a phone (a frame under 560 px) the clocks go in two rows (row_places' _narrow twins), the frame with them.
+        centre = {"x": "x", "y": "y"}
+        columns_when_narrow(f, [*((glyph, centre) for glyph in (face.glyph, noon.glyph, pair_text.glyph,
+                                                                lambda_text.glyph, arc.glyph, pos.glyph,
+                                                                target.glyph, pins.glyph)),
+                                (f.select_one({"name": "clock_row_plot_frame"}).glyph,
+                                 {side: side for side in ("left", "right", "top", "bottom")})],
+                            "clock_row_places")
         legend_items = {
             "pos": LegendItem(renderers=[pos], label=value(text(lang, "clock_legend_pos"))),
             "target": LegendItem(renderers=[target], label=value(text(lang, "clock_legend_target"))),
@@ -426,7 +472,7 @@ class PairClocks(pn.viewable.Viewer):
                             label_text_font_size=LABEL_SIZE, border_line_alpha=0, name="clock_row_legend",
                             margin=0, padding=4, location="center")
         f.add_layout(row_legend, "above")
-        stacked_when_narrow(f, row_legend)
+        stacked_when_narrow(f, row_legend, grow_px=PHONE_GROW_PX)
         detach_legends(f)
 
         # -- the strip of all pairs ----------------------------------------------
@@ -555,9 +601,7 @@ class PairClocks(pn.viewable.Viewer):
         # Inside the same window only the selected face's colours and width change.
         send_changes(self.faces, row_faces(*window, s.pair, s.d_model, s.base, s.lang))
         if window != self._window:
-            n = window[1] - window[0]
-            send_changes(self.row_frame, {"left": [-1.3], "right": [ROW_SPACING * (n - 1) + 1.3], "top": [1.7],
-                                          "bottom": [-1.7]})
+            send_changes(self.row_frame, row_frame(window[1] - window[0]))
             self.span.data = strip_span(*window, strip_shape(pairs)[0])
             self._window = window
             self._update_row_hands()

@@ -128,13 +128,17 @@ def detach_legends(fig: Figure) -> list[LegendRows]:
     return followers
 
 
-def stacked_when_narrow(fig: Figure, legend: Legend, below_px: int = NARROW_FRAME_PX) -> None:
+def stacked_when_narrow(fig: Figure, legend: Legend, below_px: int = NARROW_FRAME_PX, grow_px: int = 0) -> None:
     """Lay ``legend``'s entries out one under the other while ``fig`` is narrower than ``below_px`` (a phone),
-    side by side otherwise: a horizontal legend is one row, and on a 390 px phone that row made the page
-    scroll sideways. Decided in the browser, where the width is known (Bokeh's public ``js_on_change``)."""
-    flip = CustomJS(args={"legend": legend, "wide": legend.orientation}, name=f"{legend.name}_stacking", code=f"""
+    side by side otherwise, the figure ``grow_px`` taller while they are: a horizontal legend is one row, and on a
+    390 px phone that row made the page scroll sideways. Decided in the browser, where the width is known (Bokeh's
+    public ``js_on_change``)."""
+    flip = CustomJS(args={"fig": fig, "legend": legend, "wide": legend.orientation}, name=f"{legend.name}_stacking",
+                    code=f"""
 const orientation = cb_obj.inner_width > 0 && cb_obj.inner_width < {below_px} ? "vertical" : wide;
-if (legend.orientation !== orientation) legend.orientation = orientation;
+if (legend.orientation === orientation) return;
+legend.orientation = orientation;
+if ({grow_px}) fig.height += orientation === "vertical" ? {grow_px} : -{grow_px};
 """)
     fig.js_on_change("inner_width", flip)
 

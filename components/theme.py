@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
+import numpy as np
 import panel as pn
 from bokeh.models import AdaptiveTicker, CustomJS, Label, NoOverlap, Span
 from bokeh.plotting import figure as Figure
@@ -51,6 +52,19 @@ NOTE_CSS = ".nt { font-size: 1.2rem; line-height: 1.45; margin: 0.2rem 0; }"
 NARROW_FRAME_PX = 560
 
 
+def row_length_on_a_phone(count: int, one_row: int) -> int:
+    """Marks (dials, clocks) to a row on a phone: all ``count`` up to ``one_row``, else half, the first row the
+    longer."""
+    return count if count <= one_row else -(-count // 2)
+
+
+def centres_in_rows(count: int, per_row: int, step: float, row_step: float) -> tuple[np.ndarray, np.ndarray]:
+    """The centres (x, y) of ``count`` marks, ``per_row`` to a row from the left ``step`` apart, rows ``row_step``
+    apart downwards from y = 0."""
+    j = np.arange(count)
+    return step * (j % per_row), row_step * -(j // per_row)
+
+
 def smaller_type_when_narrow(fig: Figure, models: list, size: str, name: str) -> None:
     """Set the type of ``models`` (text glyphs or labels) in ``size`` while ``fig``'s frame is narrower than
     ``NARROW_FRAME_PX`` (a phone), as set otherwise. Decided in the browser, which knows the width, and only on
@@ -72,8 +86,9 @@ for (const model of models) {{
 def columns_when_narrow(fig: Figure, switches: Iterable[tuple[object, dict[str, str]]], name: str) -> None:
     """Feed each glyph's properties (``switches``: a glyph and its property → column map) from each column's
     ``_narrow`` twin while ``fig``'s frame is narrower than ``NARROW_FRAME_PX`` (a phone), from the column itself
-    otherwise: a figure that sends both, placed for each width, is drawn for the width it has. Decided in the
-    browser, only on crossing the width; one callback for the figure, one change (``setv``) per glyph."""
+    otherwise, keeping a transform of it: a figure that sends both, placed for each width, is drawn for the width it
+    has. Decided in the browser, only on crossing the width; one callback for the figure, one change (``setv``) per
+    glyph."""
     glyphs, columns = zip(*switches, strict=True)
     fig.js_on_change("inner_width", CustomJS(args={"glyphs": list(glyphs), "columns": list(columns)}, name=name,
                                              code=f"""
@@ -82,8 +97,12 @@ glyphs.forEach((glyph, j) => {{
   if (narrow === Boolean(glyph.__pe_narrow_columns)) return;
   glyph.__pe_narrow_columns = narrow;
   const fields = {{}};
-  for (const [property, column] of Object.entries(columns[j]))
-    fields[property] = {{field: narrow ? `${{column}}_narrow` : column}};
+  for (const [property, column] of Object.entries(columns[j])) {{
+    // A transform of the column (``dodge``: a label a set distance from its mark) goes with it.
+    const transform = glyph[property]?.transform;
+    const field = narrow ? `${{column}}_narrow` : column;
+    fields[property] = transform == null ? {{field}} : {{field, transform}};
+  }}
   glyph.setv(fields);
 }});
 """))

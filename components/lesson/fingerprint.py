@@ -35,9 +35,11 @@ from components.theme import (
     LABEL_SIZE,
     MOVING,
     WRAP,
+    centres_in_rows,
     columns_when_narrow,
     html_pane,
     named_once,
+    row_length_on_a_phone,
     smaller_type_when_narrow,
     style_figure,
 )
@@ -80,17 +82,6 @@ def nearest_label(lang: str, ties: tuple[int, ...], distance: float) -> str:
 #: The dials' columns placed twice, for a desktop's one row and a phone's two (``_narrow``); and their frame's.
 _DIAL_PLACES = ("cx", "cy", "label_y")
 _FRAME_SIDES = ("left", "right", "top", "bottom")
-
-
-def dial_centres(count: int, per_row: int) -> tuple[np.ndarray, np.ndarray]:
-    """The centres (x, y) of ``count`` dials, ``per_row`` to a row from the left, rows downwards."""
-    j = np.arange(count)
-    return DIAL_STEP * (j % per_row), -DIAL_ROW_STEP * (j // per_row)
-
-
-def phone_row_length(count: int) -> int:
-    """Dials to a row on a phone: all of them up to ``ONE_ROW_ON_A_PHONE``, else half (the first row the longer)."""
-    return count if count <= ONE_ROW_ON_A_PHONE else -(-count // 2)
 
 
 def dial_pairs(pairs_from: int, pairs_to: int) -> np.ndarray:
@@ -306,8 +297,9 @@ class Fingerprint(LessonSection):
         # as Bokeh's angle (anticlockwise from 3 o'clock), atan2(cos, sin).
         angles = np.round(np.arctan2(rows[:, 2 * pairs + 1], rows[:, 2 * pairs]), 6)
         places, frames = {}, {}
-        for suffix, per_row in (("", pairs.size), ("_narrow", phone_row_length(pairs.size))):
-            cx, cy = dial_centres(pairs.size, per_row)
+        on_a_phone = row_length_on_a_phone(pairs.size, ONE_ROW_ON_A_PHONE)
+        for suffix, per_row in (("", pairs.size), ("_narrow", on_a_phone)):
+            cx, cy = centres_in_rows(pairs.size, per_row, DIAL_STEP, DIAL_ROW_STEP)
             places.update({f"cx{suffix}": cx, f"cy{suffix}": cy, f"label_y{suffix}": cy - 1.15})
             # Room above the first row for the key on a desktop (a phone's is above the frame), and under the last
             # row for its numbers: ~0.8 radii at a desktop's 26 px a radius, ~1.1 on a phone.

@@ -16,7 +16,7 @@ from tests.helpers import press, slider_handle, source_data, wait_for_source, wa
 
 pytestmark = pytest.mark.browser
 
-#: The row's hand columns are sent rounded to SENT_DECIMALS (tip and centre each).
+#: The row's hand angles are sent rounded to SENT_DECIMALS: a tip within half of that of the exact one.
 F32 = 10.0 ** -SENT_DECIMALS
 
 
@@ -34,15 +34,15 @@ def rows(positions: list[int], d_model: int) -> np.ndarray:
 
 
 def row_matches(data: dict, pos: int, k: int, d_model: int, pairs: range) -> bool:
-    """The row's hand tips are (x + PE[p, 2i], PE[p, 2i+1]) for p = pos and pos + k."""
+    """The row's hands (rays of one radius, by Bokeh's angle) end at centre + (PE[p, 2i], PE[p, 2i+1]) for p = pos
+    and pos + k."""
     if data["pair"].astype(int).tolist() != list(pairs):
         return False
     pe = rows([pos, pos + k], d_model)
     cols = np.array(pairs)
-    return (np.allclose(data["pos_x"] - data["x"], pe[0, 2 * cols], atol=F32)
-            and np.allclose(data["pos_y"], pe[0, 2 * cols + 1], atol=F32)
-            and np.allclose(data["target_x"] - data["x"], pe[1, 2 * cols], atol=F32)
-            and np.allclose(data["target_y"], pe[1, 2 * cols + 1], atol=F32))
+    return all(np.allclose(np.cos(data[f"{hand}_angle"]), pe[p, 2 * cols], atol=F32)
+               and np.allclose(np.sin(data[f"{hand}_angle"]), pe[p, 2 * cols + 1], atol=F32)
+               for p, hand in enumerate(("pos", "target")))
 
 
 def big_clock_matches(data: dict, pair: int, pos: int, k: int, d_model: int) -> bool:
@@ -76,8 +76,9 @@ def test_clocks_page_shows_core_numbers_and_follows_the_keyboard(page, app_url, 
     page.goto(f"{app_url}/clocks?lang=en&d_model=32&T=24&k=3")
     row = wait_for_source(page, "clocks", lambda d: len(d["pair"]) == 9)
     assert row_matches(row, 0, 3, 32, range(9))
-    # Pair 0 turns one radian per position: at pos + k = 3 its hand is at 3 rad.
-    assert abs(row["target_x"][0] - np.sin(3)) < F32 and abs(row["target_y"][0] - np.cos(3)) < F32
+    # Pair 0 turns one radian per position: at pos + k = 3 its hand is 3 rad clockwise from 12 o'clock, Bokeh's
+    # angle pi/2 - 3.
+    assert abs(row["target_angle"][0] - (np.pi / 2 - 3)) < F32
     assert big_clock_matches(source_data(page, "pair_clock"), 0, 0, 3, 32)
     strip = source_data(page, "clock_strip")
     assert len(strip["angle_code"]) == 16

@@ -36,9 +36,11 @@ def pair_clock_is(pair: int, pos: int, k: int):
 def row_hands_are(pos: int, k: int):
     def check(data: dict) -> bool:
         pairs = np.asarray(data["pair"], dtype=int)
-        offsets = np.asarray(data["x"], dtype=float)
         want = np.array([[*tip(pos, i), *tip(pos + k, i)] for i in pairs])
-        got = np.column_stack([data["pos_x"] - offsets, data["pos_y"], data["target_x"] - offsets, data["target_y"]])
+        # Each hand a ray of one radius from its clock's centre, by Bokeh's angle: its tip's offset is (cos, sin).
+        angles = {hand: np.asarray(data[f"{hand}_angle"], dtype=float) for hand in ("pos", "target")}
+        got = np.column_stack([np.cos(angles["pos"]), np.sin(angles["pos"]),
+                               np.cos(angles["target"]), np.sin(angles["target"])])
         return pairs.size > 0 and np.allclose(got, want, atol=1e-3)  # rounded to 3 decimals on the wire
 
     return check

@@ -4,6 +4,7 @@ shrunken 980 px desktop page, and nothing makes it scroll sideways."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import pytest
 
@@ -333,7 +334,7 @@ _LABELS_ON_LABELS = """() => {
 }"""
 
 
-@pytest.mark.parametrize(("route", "lang"), [("fingerprint", "es"), ("score", "en")])
+@pytest.mark.parametrize(("route", "lang"), [("fingerprint", "es"), ("score", "en"), ("hands", "es")])
 def test_no_figure_label_runs_into_another_on_a_phone(browser, app_url, route, lang):
     """At 360 px: /fingerprint's "ninguna pasa de 2√n = 8.00" ran into "pos = 0", and its dials' numbers into each
     other ("10" into "11"); /score's "−2.810" into "−2.771". (Found by walking every route at 360 px, es and en.)"""
@@ -381,6 +382,53 @@ def test_the_dials_go_in_two_rows_on_a_phone_clear_of_their_key(browser, app_url
         under_key = [(x, y) for x, y in centres
                      if x + radius > k_left and x - radius < k_right and y + radius > k_top and y - radius < k_bottom]
         assert not under_key, drawn
+    finally:
+        context.close()
+
+
+#: /hands' row of clocks as drawn (screen px): each face's centre and radius, the centres of the pair numbers above
+#: the faces and of the wavelengths under them, each hand's tip, and the frame's box.
+_CLOCK_ROW = """() => {
+  const view = (name) => [...Bokeh.index.query((v) => v.model?.name === name)][0];
+  const faces = view('clock_faces_glyph'), pairs = view('clock_pair_text'), lambdas = view('clock_lambda_text');
+  const hands = view('clock_pos_hands');
+  if (!(faces?.glyph?.sx?.length > 0) || !(faces.plot_view.frame.bbox.width > 0) || !(pairs?.glyph?.sy?.length > 0)
+      || !(hands?.glyph?.sx?.length > 0)) return null;
+  const at = (glyph) => [...glyph.sx].map((x, i) => [x, glyph.sy[i]]);
+  const h = hands.glyph, f = faces.plot_view.frame.bbox;
+  return {centres: at(faces.glyph), radius: faces.glyph.sradius[0], pairs: at(pairs.glyph), lambdas: at(lambdas.glyph),
+          tips: [...h.sx].map((x, i) => [x + h.slength[i] * Math.cos(h.angle.get(i)),
+                                          h.sy[i] - h.slength[i] * Math.sin(h.angle.get(i))]),
+          frame: [f.left, f.right, f.top, f.bottom]};
+}"""
+
+
+@pytest.mark.parametrize(("width", "lang"), [(360, "es"), (390, "en"), (1280, "es")])
+def test_the_clock_row_goes_in_two_rows_on_a_phone(browser, app_url, width, lang):
+    """/hands' nine clocks in one row were 30 px across on a 390 px phone, numbered in 8.5 pt. On a phone: five over
+    four, each clock at least 48 px across, its number above it and its wavelength under it, its hands from its
+    centre to its rim, all inside the frame; on a desktop one row."""
+    phone = width < 500
+    context = screen(browser, width)
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/hands?lang={lang}&pos=5&k=3")
+        page.evaluate("() => [...Bokeh.index.query((v) => v.model?.name === 'clock_row_plot')][0]?.el.scrollIntoView()")
+        drawn = wait_until(lambda: page.evaluate(_CLOCK_ROW), timeout=60, message="the clock row was not drawn")
+        centres, radius = drawn["centres"], drawn["radius"]
+        assert len(centres) == 9, drawn
+        rows = sorted({round(y) for _, y in centres})
+        assert [sum(round(y) == row for _, y in centres) for row in rows] == ([5, 4] if phone else [9]), drawn
+        if phone:
+            assert 2 * radius >= 48, drawn
+        left, right, top, bottom = drawn["frame"]
+        for (x, y), (px, py), (lx, ly), (tx, ty) in zip(centres, drawn["pairs"], drawn["lambdas"], drawn["tips"],
+                                                        strict=True):
+            assert left <= x - radius and x + radius <= right + 0.5 and top <= y - radius and y + radius <= bottom
+            # The labels are placed from the same centres as the faces (a transform of the phone's column too).
+            assert abs(px - x) < 0.5 and y - 1.3 * radius < py < y - radius, drawn
+            assert abs(lx - x) < 0.5 and y + radius < ly < y + 1.3 * radius, drawn
+            assert abs(math.hypot(tx - x, ty - y) - radius) < 1, drawn
     finally:
         context.close()
 

@@ -3,6 +3,7 @@ with the server's answer, not before it (one frame per key instead of two; docs/
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from app.model import core
@@ -76,8 +77,8 @@ def test_a_key_redraws_the_slider_with_the_servers_answer_not_before(page, app_u
         # BokehJS's own keydown handler moved the handle and rewrote the title first (seen.slider < seen.data).
         assert seen["drawn"] >= seen["data"], seen
         assert _slider(page, "offset k") == (str(k), f"{k}.0", f"offset k: {k}")
-        # The row's pair-0 hand at pos + k = k: (x + sin k, cos k), from app.core.
-        wait_for_source(page, "clocks", lambda d, k=k: abs(d["target_x"][0] - d["x"][0]
+        # The row's pair-0 hand at pos + k = k points at (sin k, cos k) from its centre, from app.core.
+        wait_for_source(page, "clocks", lambda d, k=k: abs(np.cos(d["target_angle"][0])
                                                            - core.encoding_rows([float(k)], 32)[0, 0]) < 1e-3)
 
 
@@ -118,7 +119,7 @@ def test_keys_faster_than_the_answers_end_on_the_last_value(page, app_url):
         page.keyboard.press("ArrowRight")
     wait_until(lambda: _slider(page, "offset k") == ("11", "11.0", "offset k: 11"), timeout=10,
                message=f"k 3 + 8: {_slider(page, 'offset k')}")
-    wait_for_source(page, "clocks", lambda d: abs(d["target_x"][0] - d["x"][0]
+    wait_for_source(page, "clocks", lambda d: abs(np.cos(d["target_angle"][0])
                                                   - core.encoding_rows([11.0], 32)[0, 0]) < 1e-3)
 
 

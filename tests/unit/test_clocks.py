@@ -111,6 +111,26 @@ def test_row_window_holds_the_pair_and_is_clamped(pairs, data):
         assert start == 0 or stop == pairs
 
 
+@pytest.mark.parametrize("d_model", [2, 4, 8, 10, 12, 14, 16, 18, 32])
+def test_the_row_goes_in_two_lines_on_a_phone_inside_its_frame(d_model):
+    """A desktop's row is one line of up to nine clocks; a phone's (the ``_narrow`` twins) up to five to a line,
+    else two lines, the first the longer: nine in one line were 30 px across on a 390 px phone."""
+    view = view_for(d_model=d_model, T=24)
+    faces, frame = view.faces.data, view.row_frame.data
+    count = min(d_model // 2, 9)
+    per_line = count if count <= 5 else (count + 1) // 2
+    assert faces["x"] == pytest.approx([2.6 * j for j in range(count)]) and faces["y"] == [0.0] * count
+    assert faces["x_narrow"] == pytest.approx([2.6 * (j % per_line) for j in range(count)])
+    assert faces["y_narrow"] == pytest.approx([-3.7 * (j // per_line) for j in range(count)])
+    for suffix in ("", "_narrow"):
+        xs, ys = faces[f"x{suffix}"], faces[f"y{suffix}"]
+        # Each face (radius 1) and its numbers above and below (to 1.7 radii from its centre) inside the frame,
+        # with no more than a clock's width to spare on the right.
+        assert frame[f"left{suffix}"][0] <= min(xs) - 1 and max(xs) + 1 <= frame[f"right{suffix}"][0] <= max(xs) + 2
+        assert frame[f"top{suffix}"][0] >= max(ys) + 1.7 and frame[f"bottom{suffix}"][0] <= min(ys) - 1.7
+        assert frame[f"bottom{suffix}"][0] >= min(ys) - 2.0
+
+
 def test_row_window_examples():
     assert row_window(0, 16) == (0, 9)
     assert row_window(8, 16) == (4, 13)
@@ -129,13 +149,13 @@ def assert_row_hands(view: PairClocks) -> None:
     start, stop = row_window(s.pair, s.d_model // 2)
     assert list(data["pair"]) == list(range(start, stop))
     assert list(view.faces.data["pair"]) == list(range(start, stop))
-    np.testing.assert_array_equal(data["x"], view.faces.data["x"])
+    for column in ("x", "y", "x_narrow", "y_narrow"):
+        np.testing.assert_array_equal(data[column], view.faces.data[column])
     for j, i in enumerate(range(start, stop)):
-        x = float(data["x"][j])
+        # A hand is a ray of one radius from its clock's centre: its tip is the centre + (PE[p, 2i], PE[p, 2i+1]).
         for prefix, p in (("pos", s.pos), ("target", s.pos + s.k)):
-            sx, cy = tip(i, p, s.d_model, s.base)
-            assert abs(data[f"{prefix}_x"][j] - x - sx) < F32, (i, prefix)
-            assert abs(data[f"{prefix}_y"][j] - cy) < F32, (i, prefix)
+            np.testing.assert_allclose(direction(float(data[f"{prefix}_angle"][j])), tip(i, p, s.d_model, s.base),
+                                       atol=F32, err_msg=f"{i} {prefix}")
         assert_arc(float(data["arc_start"][j]), float(data["arc_end"][j]), i, s)
 
 
@@ -211,11 +231,15 @@ def assert_consistent(view: PairClocks) -> None:
 def test_lesson_numbers_d_model_32_k_3():
     view = view_for(d_model=32, T=24, k=3)
     data = view.hands.data
-    # pos = 0: every pos hand points straight up (row 0 is (0, 1, 0, 1, ...)).
-    np.testing.assert_allclose(np.subtract(data["pos_x"], data["x"]), 0, atol=F32)
-    np.testing.assert_allclose(data["pos_y"], 1, atol=F32)
-    # pos + k = 3, pair 0 turns one radian per position: the hand is at 3 rad.
-    assert abs(data["target_x"][0] - math.sin(3)) < F32 and abs(data["target_y"][0] - math.cos(3)) < F32
+    # pos = 0: every pos hand points straight up (row 0 is (0, 1, 0, 1, ...)): Bokeh's angle pi/2.
+    np.testing.assert_allclose(data["pos_angle"], math.pi / 2, atol=F32)
+    # pos + k = 3, pair 0 turns one radian per position: the hand is 3 rad clockwise from 12 o'clock, whose tip
+    # (sin 3, cos 3) is Bokeh's angle pi/2 - 3 (anticlockwise from 3 o'clock).
+    assert abs(data["target_angle"][0] - (math.pi / 2 - 3)) < F32
+    # One row of nine on a desktop, 2.6 radii apart; on a phone five over four, 3.7 radii between the rows.
+    assert data["x"] == pytest.approx([2.6 * j for j in range(9)]) and data["y"] == [0.0] * 9
+    assert data["x_narrow"] == pytest.approx([2.6 * j for j in (0, 1, 2, 3, 4, 0, 1, 2, 3)])
+    assert data["y_narrow"] == pytest.approx([0.0] * 5 + [-3.7] * 4)
     # 9 clocks, fast on the left: the first pair has the shortest wavelength (2 pi).
     assert data["pair"] == list(range(9))
     # The row's first clock names λ, the others give the number only (they fit between the clocks).
@@ -230,7 +254,7 @@ def test_lesson_numbers_d_model_32_k_3():
 def test_hand_columns_are_short_lists():
     # Resent on every step of k or pos: short JSON numbers, not binary buffers.
     view = view_for(d_model=1024, T=2048, pos=2047, k=-2047, pair=511)
-    for column in ("x", "pos_x", "pos_y", "target_x", "target_y", "arc_start", "arc_end"):
+    for column in ("x", "y", "x_narrow", "y_narrow", "pos_angle", "target_angle", "arc_start", "arc_end"):
         values = view.hands.data[column]
         assert isinstance(values, list) and len(values) == ROW_SIZE
         assert all(len(repr(v).split(".")[-1]) <= SENT_DECIMALS for v in values), values
@@ -306,7 +330,7 @@ def test_changing_k_sends_only_hands_and_labels():
     assert set(changes) >= HANDS
     # k moves only the pos+k hands and the arcs' far ends; the pos hands, the centres and (k > 0:
     # Bokeh draws anticlockwise from the pos+k hand to the pos hand) the arcs' ends at the pos hand stay.
-    assert changes["clocks"] == {"target_x", "target_y", "arc_start"}
+    assert changes["clocks"] == {"target_angle", "arc_start"}
     assert changes["pair_clock"] == {"position", "x", "y", "arc_start"}
     assert sent.numbers() <= 4 * 9 + 3 * 2 + 2 + len(LABELS)
     assert [list(f.renderers) for f in figures] == renderers  # nothing rebuilt
