@@ -144,6 +144,20 @@ def test_a_fixed_figure_beside_text_leaves_the_rest_of_a_wide_row_to_the_text(br
         page.close()
 
 
+def _drawn(browser, app_url: str, width: int, path: str, figure: str | None, probe: str, what: str):
+    """What ``probe`` reads of the page ``path`` on a screen ``width`` px wide, once it reads something: the figure
+    named ``figure`` scrolled into view first (figures are drawn as they come into view)."""
+    context = screen(browser, width)
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}{path}")
+        if figure is not None:
+            page.evaluate(f"() => [...Bokeh.index.query((v) => v.model?.name === '{figure}')][0]?.el.scrollIntoView()")
+        return wait_until(lambda: page.evaluate(probe), timeout=60, message=f"{what} was not drawn")
+    finally:
+        context.close()
+
+
 def _found_on_a_phone(browser, app_url: str, route: str, lang: str, width: int, probe: str,
                       before=None) -> list:
     """What ``probe`` finds down ``route``'s page on a phone ``width`` px wide, once its figures are drawn
@@ -217,23 +231,17 @@ def test_the_sums_level_labels_are_read_whole_on_a_phone(browser, app_url, width
     390 px phone their one line (up to 34 characters) ran off both sides of a 263 px frame. On a phone they are set
     on two lines and placed for its frame: each inside the frame, on no other label and not under the key."""
     phone = width < 500
-    context = screen(browser, width)
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/sum?lang={lang}&{query}")
-        page.evaluate("() => [...Bokeh.index.query((v) => v.model?.name === 'sum_cross_plot')][0]?.el.scrollIntoView()")
-        drawn = wait_until(lambda: page.evaluate(_LEVEL_LABELS), timeout=60, message="the level labels were not drawn")
-        assert all(("\n" in text) == phone for text in drawn["texts"]), drawn["texts"]  # two lines on a phone only
-        left, right, top, bottom = drawn["frame"]
-        for label in drawn["labels"]:
-            assert left - 0.5 <= label[0] and label[1] <= right + 0.5, (label, drawn)
-            assert top - 0.5 <= label[2] and label[3] <= bottom + 0.5, (label, drawn)
-        boxes = [*drawn["labels"], drawn["key"]]
-        overlapping = [(a, b) for n, a in enumerate(boxes) for b in boxes[n + 1:]
-                       if a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]]
-        assert not overlapping, (overlapping, drawn)
-    finally:
-        context.close()
+    drawn = _drawn(browser, app_url, width, f"/sum?lang={lang}&{query}", "sum_cross_plot", _LEVEL_LABELS,
+                   "the level labels")
+    assert all(("\n" in text) == phone for text in drawn["texts"]), drawn["texts"]  # two lines on a phone only
+    left, right, top, bottom = drawn["frame"]
+    for label in drawn["labels"]:
+        assert left - 0.5 <= label[0] and label[1] <= right + 0.5, (label, drawn)
+        assert top - 0.5 <= label[2] and label[3] <= bottom + 0.5, (label, drawn)
+    boxes = [*drawn["labels"], drawn["key"]]
+    overlapping = [(a, b) for n, a in enumerate(boxes) for b in boxes[n + 1:]
+                   if a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]]
+    assert not overlapping, (overlapping, drawn)
 
 
 #: Every drawn text label of the page's figures that runs past its figure (screen px of the canvas), with the
@@ -289,18 +297,12 @@ _DISTANCE_KEY = """() => {
 def test_the_distance_key_goes_under_the_figure_on_a_phone(browser, app_url, width):
     """Right of the frame, /distance's key left a 390 px phone's frame 37 px of the figure's 390."""
     phone = width < 500
-    context = screen(browser, width)
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/distance?lang=en")
-        drawn = wait_until(lambda: page.evaluate(_DISTANCE_KEY), timeout=60, message="/distance's key was not drawn")
-        left, right, _, bottom = drawn["frame"]
-        if phone:
-            assert drawn["key"][1] >= bottom and right - left >= 0.6 * drawn["width"], drawn
-        else:
-            assert drawn["key"][0] >= right and drawn["key"][1] < bottom, drawn
-    finally:
-        context.close()
+    drawn = _drawn(browser, app_url, width, "/distance?lang=en", None, _DISTANCE_KEY, "/distance's key")
+    left, right, _, bottom = drawn["frame"]
+    if phone:
+        assert drawn["key"][1] >= bottom and right - left >= 0.6 * drawn["width"], drawn
+    else:
+        assert drawn["key"][0] >= right and drawn["key"][1] < bottom, drawn
 
 
 #: Pairs of drawn labels (text glyphs and Labels) of one figure that overlap by more than a pixel both ways.
@@ -361,29 +363,21 @@ def test_the_dials_go_in_two_rows_on_a_phone_clear_of_their_key(browser, app_url
     frame, would have covered them. On a phone: two rows of eight, each dial at least 26 px across, inside the frame,
     the key above them; on a desktop one row."""
     phone = width < 500
-    context = screen(browser, width)
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/fingerprint?lang={lang}")
-        page.evaluate("() => [...Bokeh.index.query((v) => v.model?.name === 'fingerprint_dials_plot')][0]"
-                      "?.el.scrollIntoView()")
-        drawn = wait_until(lambda: page.evaluate(_DIALS), timeout=60, message="the dials were not drawn")
-        centres, radius = drawn["centres"], drawn["radius"]
-        assert len(centres) == 16, drawn  # the lesson's 16 pairs
-        rows = sorted({round(y) for _, y in centres})
-        assert len(rows) == (2 if phone else 1), drawn
-        if phone:
-            assert 2 * radius >= 26, drawn
-            assert [sum(round(y) == row for _, y in centres) for row in rows] == [8, 8], drawn
-        left, right, top, bottom = drawn["frame"]
-        assert all(left <= x - radius and x + radius <= right + 0.5 and top <= y - radius and y + radius <= bottom
-                   for x, y in centres), drawn
-        k_left, k_right, k_top, k_bottom = drawn["key"]
-        under_key = [(x, y) for x, y in centres
-                     if x + radius > k_left and x - radius < k_right and y + radius > k_top and y - radius < k_bottom]
-        assert not under_key, drawn
-    finally:
-        context.close()
+    drawn = _drawn(browser, app_url, width, f"/fingerprint?lang={lang}", "fingerprint_dials_plot", _DIALS, "the dials")
+    centres, radius = drawn["centres"], drawn["radius"]
+    assert len(centres) == 16, drawn  # the lesson's 16 pairs
+    rows = sorted({round(y) for _, y in centres})
+    assert len(rows) == (2 if phone else 1), drawn
+    if phone:
+        assert 2 * radius >= 26, drawn
+        assert [sum(round(y) == row for _, y in centres) for row in rows] == [8, 8], drawn
+    left, right, top, bottom = drawn["frame"]
+    assert all(left <= x - radius and x + radius <= right + 0.5 and top <= y - radius and y + radius <= bottom
+               for x, y in centres), drawn
+    k_left, k_right, k_top, k_bottom = drawn["key"]
+    under_key = [(x, y) for x, y in centres
+                 if x + radius > k_left and x - radius < k_right and y + radius > k_top and y - radius < k_bottom]
+    assert not under_key, drawn
 
 
 #: /hands' row of clocks as drawn (screen px): each face's centre and radius, the centres of the pair numbers above
@@ -409,28 +403,22 @@ def test_the_clock_row_goes_in_two_rows_on_a_phone(browser, app_url, width, lang
     four, each clock at least 48 px across, its number above it and its wavelength under it, its hands from its
     centre to its rim, all inside the frame; on a desktop one row."""
     phone = width < 500
-    context = screen(browser, width)
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/hands?lang={lang}&pos=5&k=3")
-        page.evaluate("() => [...Bokeh.index.query((v) => v.model?.name === 'clock_row_plot')][0]?.el.scrollIntoView()")
-        drawn = wait_until(lambda: page.evaluate(_CLOCK_ROW), timeout=60, message="the clock row was not drawn")
-        centres, radius = drawn["centres"], drawn["radius"]
-        assert len(centres) == 9, drawn
-        rows = sorted({round(y) for _, y in centres})
-        assert [sum(round(y) == row for _, y in centres) for row in rows] == ([5, 4] if phone else [9]), drawn
-        if phone:
-            assert 2 * radius >= 48, drawn
-        left, right, top, bottom = drawn["frame"]
-        for (x, y), (px, py), (lx, ly), (tx, ty) in zip(centres, drawn["pairs"], drawn["lambdas"], drawn["tips"],
-                                                        strict=True):
-            assert left <= x - radius and x + radius <= right + 0.5 and top <= y - radius and y + radius <= bottom
-            # The labels are placed from the same centres as the faces (a transform of the phone's column too).
-            assert abs(px - x) < 0.5 and y - 1.3 * radius < py < y - radius, drawn
-            assert abs(lx - x) < 0.5 and y + radius < ly < y + 1.3 * radius, drawn
-            assert abs(math.hypot(tx - x, ty - y) - radius) < 1, drawn
-    finally:
-        context.close()
+    drawn = _drawn(browser, app_url, width, f"/hands?lang={lang}&pos=5&k=3", "clock_row_plot", _CLOCK_ROW,
+                   "the clock row")
+    centres, radius = drawn["centres"], drawn["radius"]
+    assert len(centres) == 9, drawn
+    rows = sorted({round(y) for _, y in centres})
+    assert [sum(round(y) == row for _, y in centres) for row in rows] == ([5, 4] if phone else [9]), drawn
+    if phone:
+        assert 2 * radius >= 48, drawn
+    left, right, top, bottom = drawn["frame"]
+    for (x, y), (px, py), (lx, ly), (tx, ty) in zip(centres, drawn["pairs"], drawn["lambdas"], drawn["tips"],
+                                                    strict=True):
+        assert left <= x - radius and x + radius <= right + 0.5 and top <= y - radius and y + radius <= bottom
+        # The labels are placed from the same centres as the faces (a transform of the phone's column too).
+        assert abs(px - x) < 0.5 and y - 1.3 * radius < py < y - radius, drawn
+        assert abs(lx - x) < 0.5 and y + radius < ly < y + 1.3 * radius, drawn
+        assert abs(math.hypot(tx - x, ty - y) - radius) < 1, drawn
 
 
 #: Every text a canvas draws, recorded from the page's start: its canvas, text, left and right edges and baseline
