@@ -95,7 +95,7 @@ def row_name(variant: str, param: str) -> str:
 def run(variants: list[str], sizes: list[str], rounds: int, per_turn: int, load: bool = False,
         param: str = "k") -> dict[str, Any]:
     results: dict[str, Any] = {"started": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-                               "machine": machine(), "rounds": rounds, "per_turn": per_turn, "param": "k",
+                               "machine": machine(), "rounds": rounds, "per_turn": per_turn,
                                "sizes": {}}
     manager, browser = _browser()
     try:

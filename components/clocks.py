@@ -58,11 +58,10 @@ from components.theme import (
     COLORS,
     MOVING,
     WRAP,
-    centres_in_rows,
+    centres_wide_and_narrow,
     columns_when_narrow,
     html_pane,
     named_once,
-    row_length_on_a_phone,
     smaller_type_when_narrow,
     style_figure,
 )
@@ -141,19 +140,19 @@ def row_places(count: int) -> dict[str, list[float]]:
     """The centres of a row of ``count`` clocks: ``x``, ``y`` in one line (a desktop), and their ``_narrow`` twins in
     up to two lines (a phone, ``ONE_ROW_ON_A_PHONE``), the first the longer."""
     places = {}
-    for suffix, per_row in (("", count), ("_narrow", row_length_on_a_phone(count, ONE_ROW_ON_A_PHONE))):
-        x, y = centres_in_rows(count, max(per_row, 1), ROW_SPACING, PHONE_ROW_STEP)
+    for suffix, (x, y) in centres_wide_and_narrow(count, ONE_ROW_ON_A_PHONE, ROW_SPACING, PHONE_ROW_STEP).items():
         places[f"x{suffix}"], places[f"y{suffix}"] = short(x), short(y)
     return places
 
 
-def row_frame(count: int) -> dict[str, list[float]]:
-    """The box the row's figure shows around ``count`` clocks and their numbers, and (``_narrow``) on a phone."""
+def row_frame(places: dict[str, list[float]]) -> dict[str, list[float]]:
+    """The box the row's figure shows around the clocks of ``row_places`` (at least one) and their numbers, for
+    each placement: 1.3 radii beside the outer faces, 1.7 above and under the outer rows' centres."""
     frame = {}
-    for suffix, per_row in (("", count), ("_narrow", row_length_on_a_phone(count, ONE_ROW_ON_A_PHONE))):
-        lines = -(-count // max(per_row, 1))
-        frame.update({f"left{suffix}": [-1.3], f"right{suffix}": [round(ROW_SPACING * (per_row - 1) + 1.3, 6)],
-                      f"top{suffix}": [1.7], f"bottom{suffix}": [-PHONE_ROW_STEP * (lines - 1) - 1.7]})
+    for suffix in ("", "_narrow"):
+        x, y = places[f"x{suffix}"], places[f"y{suffix}"]
+        frame.update({f"left{suffix}": [min(x) - 1.3], f"right{suffix}": [round(max(x) + 1.3, 6)],
+                      f"top{suffix}": [max(y) + 1.7], f"bottom{suffix}": [round(min(y) - 1.7, 6)]})
     return frame
 
 
@@ -424,7 +423,8 @@ class PairClocks(pn.viewable.Viewer):
         self._window = (-1, -1)  # so the first _update_window always draws
 
         # -- the row -----------------------------------------------------------
-        self.row_frame = ColumnDataSource(name="clock_row_frame", data=row_frame(0))
+        self.row_frame = ColumnDataSource(name="clock_row_frame", data={
+            f"{side}{suffix}": [] for side in ("left", "right", "top", "bottom") for suffix in ("", "_narrow")})
         self.faces = ColumnDataSource(name="clock_faces", data=row_faces(0, 0, 0, 2, 10.0, lang))
         self.hands = ColumnDataSource(name="clocks", data=row_hands(0, 0, 0, 0, 2, 10.0))
         self.row_figure = _clock_figure("clock_row_plot", 220, self.row_frame)
@@ -601,7 +601,7 @@ class PairClocks(pn.viewable.Viewer):
         # Inside the same window only the selected face's colours and width change.
         send_changes(self.faces, row_faces(*window, s.pair, s.d_model, s.base, s.lang))
         if window != self._window:
-            send_changes(self.row_frame, row_frame(window[1] - window[0]))
+            send_changes(self.row_frame, row_frame(row_places(window[1] - window[0])))
             self.span.data = strip_span(*window, strip_shape(pairs)[0])
             self._window = window
             self._update_row_hands()

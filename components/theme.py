@@ -52,17 +52,17 @@ NOTE_CSS = ".nt { font-size: 1.2rem; line-height: 1.45; margin: 0.2rem 0; }"
 NARROW_FRAME_PX = 560
 
 
-def row_length_on_a_phone(count: int, one_row: int) -> int:
-    """Marks (dials, clocks) to a row on a phone: all ``count`` up to ``one_row``, else half, the first row the
-    longer."""
-    return count if count <= one_row else -(-count // 2)
-
-
-def centres_in_rows(count: int, per_row: int, step: float, row_step: float) -> tuple[np.ndarray, np.ndarray]:
-    """The centres (x, y) of ``count`` marks, ``per_row`` to a row from the left ``step`` apart, rows ``row_step``
-    apart downwards from y = 0."""
+def centres_wide_and_narrow(count: int, one_row: int, step: float,
+                            row_step: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The centres (x, y) of ``count`` marks (dials, clocks) ``step`` apart from the left, placed twice: in one row
+    (suffix ``""``, a desktop) and for a phone (``"_narrow"``, the twins ``columns_when_narrow`` reads): all in one
+    row up to ``one_row`` of them, else in two, the first the longer, ``row_step`` apart downwards from y = 0."""
     j = np.arange(count)
-    return step * (j % per_row), row_step * -(j // per_row)
+    placed = {}
+    for suffix, per_row in (("", count), ("_narrow", count if count <= one_row else -(-count // 2))):
+        per_row = max(per_row, 1)
+        placed[suffix] = step * (j % per_row), row_step * -(j // per_row)
+    return placed
 
 
 def smaller_type_when_narrow(fig: Figure, models: list, size: str, name: str) -> None:

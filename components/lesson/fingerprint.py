@@ -23,6 +23,7 @@ import panel as pn
 import param
 from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, Label, LabelSet, Range1d, Span
 from bokeh.plotting import figure
+from bokeh.transform import dodge
 
 from app.model import core
 from app.model.strings import number, text
@@ -35,11 +36,10 @@ from components.theme import (
     LABEL_SIZE,
     MOVING,
     WRAP,
-    centres_in_rows,
+    centres_wide_and_narrow,
     columns_when_narrow,
     html_pane,
     named_once,
-    row_length_on_a_phone,
     smaller_type_when_narrow,
     style_figure,
 )
@@ -55,6 +55,8 @@ ONE_ROW_ON_A_PHONE = 8
 DIAL_ROW_STEP = 3.7
 #: A hand's length, in dial radii.
 HAND = 0.92
+#: A dial's number hangs this far under its centre, in dial radii.
+LABEL_BELOW = 1.15
 
 
 #: The slowest wavelength at the lesson's sizes (d_model 32, base 10 000), for its claim about 3 and 300; one
@@ -80,7 +82,7 @@ def nearest_label(lang: str, ties: tuple[int, ...], distance: float) -> str:
 
 
 #: The dials' columns placed twice, for a desktop's one row and a phone's two (``_narrow``); and their frame's.
-_DIAL_PLACES = ("cx", "cy", "label_y")
+_DIAL_PLACES = ("cx", "cy")
 _FRAME_SIDES = ("left", "right", "top", "bottom")
 
 
@@ -168,7 +170,8 @@ class Fingerprint(LessonSection):
                                         line_width=4, line_color=COLORS["pos"],
                                         legend_label=text(lang, "fingerprint_legend_pos"),
                                         name="fingerprint_pos_hands")
-        dial_labels = self.dials_plot.text(x="cx", y="label_y", text="label", source=self.dials,
+        # Each number a set distance under its dial's centre: the centres' columns (and their phone twins) place it.
+        dial_labels = self.dials_plot.text(x="cx", y=dodge("cy", -LABEL_BELOW), text="label", source=self.dials,
                                            text_align="center", text_baseline="top", text_font_size=LABEL_SIZE,
                                            text_color=COLORS["ink"], name="fingerprint_dial_labels")
         # On a phone sixteen dials in a row were 16 px wide, "10" ran into "11" in 15 pt, "i = 0" off the figure's
@@ -179,7 +182,7 @@ class Fingerprint(LessonSection):
             (faces.glyph, {"x": "cx", "y": "cy"}),
             (self.near_hands.glyph, {"x": "cx", "y": "cy"}),
             (pos_hands.glyph, {"x": "cx", "y": "cy"}),
-            (dial_labels.glyph, {"x": "cx", "y": "label_y"}),
+            (dial_labels.glyph, {"x": "cx", "y": "cy"}),
         ], "fingerprint_dials_narrow")
         self.dials_plot.legend.location = "top_left"
         self.dials_plot.legend.orientation = "horizontal"
@@ -297,10 +300,9 @@ class Fingerprint(LessonSection):
         # as Bokeh's angle (anticlockwise from 3 o'clock), atan2(cos, sin).
         angles = np.round(np.arctan2(rows[:, 2 * pairs + 1], rows[:, 2 * pairs]), 6)
         places, frames = {}, {}
-        on_a_phone = row_length_on_a_phone(pairs.size, ONE_ROW_ON_A_PHONE)
-        for suffix, per_row in (("", pairs.size), ("_narrow", on_a_phone)):
-            cx, cy = centres_in_rows(pairs.size, per_row, DIAL_STEP, DIAL_ROW_STEP)
-            places.update({f"cx{suffix}": cx, f"cy{suffix}": cy, f"label_y{suffix}": cy - 1.15})
+        for suffix, (cx, cy) in centres_wide_and_narrow(pairs.size, ONE_ROW_ON_A_PHONE, DIAL_STEP,
+                                                         DIAL_ROW_STEP).items():
+            places.update({f"cx{suffix}": cx, f"cy{suffix}": cy})
             # Room above the first row for the key on a desktop (a phone's is above the frame), and under the last
             # row for its numbers: ~0.8 radii at a desktop's 26 px a radius, ~1.1 on a phone.
             frames.update({f"left{suffix}": [-1.4], f"right{suffix}": [float(cx.max()) + 1.4],
