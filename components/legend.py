@@ -158,9 +158,10 @@ def moved_when_narrow(fig: Figure, legend: Legend, sides: tuple[str, str] = ("ri
 const narrow = cb_obj.{width} > 0 && cb_obj.{width} < {below_px};
 if (narrow === fig.{narrow_side}.includes(legend)) return;
 const [from, to] = narrow ? ["{wide}", "{narrow_side}"] : ["{narrow_side}", "{wide}"];
-fig[from] = fig[from].filter((model) => model !== legend);
-fig[to] = [...fig[to], legend];
-fig.height += narrow ? {grow_px} : -{grow_px};
+// One change: set one side at a time, BokehJS dropped the key's view with the first and laid the figure out again
+// before building it anew for the second ("cannot find a view for Legend").
+fig.setv({{[from]: fig[from].filter((model) => model !== legend), [to]: [...fig[to], legend],
+          height: fig.height + (narrow ? {grow_px} : -{grow_px})}});
 """))
 
 

@@ -380,6 +380,26 @@ def test_the_dials_go_in_two_rows_on_a_phone_clear_of_their_key(browser, app_url
     assert not under_key, drawn
 
 
+@pytest.mark.parametrize(("route", "lang"), [("fingerprint", "es"), ("distance", "en")])
+def test_a_key_that_moves_on_a_phone_moves_without_an_error(browser, app_url, route, lang):
+    """A key that leaves its side for another on a phone (``moved_when_narrow``) was set one side at a time, and
+    BokehJS laid the figure out between the two, without the key's view: "cannot find a view for Legend" in the
+    console on every phone's load of /fingerprint and /distance."""
+    context = screen(browser, 390)
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{app_url}/{route}?lang={lang}")
+        wait_until(lambda: plots_drawn(page, figure_count(f"/{route}")), timeout=60, message=f"/{route} was not drawn")
+        found_down_the_page(page, "() => []")  # every figure scrolled into view, so each is laid out
+        after_two_frames(page)
+    finally:
+        context.close()
+    assert errors == []
+
+
 #: /hands' row of clocks as drawn (screen px): each face's centre and radius, the centres of the pair numbers above
 #: the faces and of the wavelengths under them, each hand's tip, and the frame's box.
 _CLOCK_ROW = """() => {
